@@ -1,0 +1,50 @@
+# chesszero developer entry points. Every target creates/reuses the project
+# venv itself, so a fresh clone needs only `make run` or `make test`.
+SHELL := /bin/bash
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(VENV)/bin/pip
+PRESET ?= cpu
+PYTEST_ARGS ?=
+CPP_SOURCES := $(shell find cpp -name '*.cpp' -o -name '*.h') CMakeLists.txt pyproject.toml
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: all setup build system-deps test run demo bench lint clean
+
+all: test
+
+$(VENV)/.deps-stamp: pyproject.toml
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+	$(PIP) install -q scikit-build-core pybind11 'torch==2.13.0'
+	touch $@
+
+# Editable install compiles the native core (portable baseline build).
+$(VENV)/.build-stamp: $(VENV)/.deps-stamp $(CPP_SOURCES)
+	$(PIP) install -q --no-build-isolation -e '.[learn,campaign,dev]'
+	touch $@
+
+setup: build system-deps
+build: $(VENV)/.build-stamp
+
+# Debian packages: Stockfish 15.1 for ladder matches and reference benchmarks.
+system-deps:
+	@if [ ! -x /usr/games/stockfish ]; then \
+	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq stockfish; fi
+
+test: setup
+	$(PY) -m pytest -q $(PYTEST_ARGS)
+
+run: setup
+	$(PY) -m chesszero demo
+
+demo: run
+
+bench: setup
+	$(PY) benchmarks/bench_core.py
+
+lint: build
+	$(VENV)/bin/ruff check src tests benchmarks flows scripts
+
+clean:
+	rm -rf build $(VENV) .pytest_cache

@@ -1,0 +1,63 @@
+// Layer 3: a game = start position + moves, with the position stack for
+// pop(), repetition counting (full identity via the Zobrist key) and the
+// terminal status (checkmate, stalemate, insufficient material, automatic
+// threefold repetition, automatic fifty-move rule at halfmove clock 100).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/position.h"
+
+namespace cz {
+
+enum class Termination : int {
+  NONE = 0,
+  CHECKMATE = 1,
+  STALEMATE = 2,
+  INSUFFICIENT_MATERIAL = 3,
+  THREEFOLD_REPETITION = 4,
+  FIFTY_MOVES = 5,
+};
+
+// Result of a finished game from White's point of view.
+enum class GameResult : int { ONGOING = 0, WHITE_WINS = 1, BLACK_WINS = 2, DRAW = 3 };
+
+struct GameStatus {
+  Termination termination = Termination::NONE;
+  GameResult result = GameResult::ONGOING;
+  bool is_over() const { return termination != Termination::NONE; }
+};
+
+// Terminal status of `pos` given how often it occurred before (`repetitions`).
+// Precedence follows python-chess: checkmate, insufficient material,
+// stalemate, fifty moves, threefold repetition.
+GameStatus evaluate_status(const Position& pos, int repetitions);
+
+class Game {
+ public:
+  Game();
+  static bool from_fen(const std::string& fen, Game& out, std::string& error);
+
+  const Position& position() const { return stack_.back(); }
+  const Position& start_position() const { return stack_.front(); }
+  const std::vector<Move>& moves() const { return moves_; }
+  int ply() const { return int(moves_.size()); }
+
+  void play(Move m);  // m must be legal in position()
+  bool pop();         // false when no move is left to take back
+
+  // How many times the current position occurred earlier in this game.
+  int repetitions() const;
+  GameStatus status() const;
+  // Fills up to n most recent moves, newest first; returns how many.
+  int recent_moves(Move* out, int n) const;
+  // Keys of all positions of the game, oldest first (for search histories).
+  std::vector<Key> keys() const;
+
+ private:
+  std::vector<Position> stack_;  // stack_[i] = position after i moves
+  std::vector<Move> moves_;
+};
+
+}  // namespace cz
