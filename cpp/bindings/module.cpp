@@ -32,12 +32,29 @@ struct InvalidActionCpp : ChessErrorCpp {
   using ChessErrorCpp::ChessErrorCpp;
 };
 
+// Quotes user input for error messages: non-printable bytes become \xNN so
+// the message survives the trip into a Python exception intact.
+std::string quote(const std::string& text) {
+  static const char* hex = "0123456789abcdef";
+  std::string out = "'";
+  for (unsigned char c : text) {
+    if (c >= 0x20 && c < 0x7f) {
+      out += char(c);
+    } else {
+      out += "\\x";
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+  return out + "'";
+}
+
 Game game_from_fen(const std::optional<std::string>& fen) {
   Game g;
   if (!fen) return g;
   std::string error;
   if (!Game::from_fen(*fen, g, error))
-    throw InvalidFenCpp("invalid FEN '" + *fen + "': " + error);
+    throw InvalidFenCpp("invalid FEN " + quote(*fen) + ": " + error);
   return g;
 }
 
@@ -45,7 +62,7 @@ Move parse_move(const Game& g, const std::string& uci) {
   Move m;
   std::string error;
   if (!g.position().parse_uci(uci, m, error))
-    throw IllegalMoveCpp(error + " '" + uci + "' in position '" + g.position().fen() + "'");
+    throw IllegalMoveCpp(error + " " + quote(uci) + " in position '" + g.position().fen() + "'");
   return m;
 }
 
@@ -77,7 +94,12 @@ T* checked_out(py::array& out, const std::vector<py::ssize_t>& shape, const char
 std::vector<const Game*> game_pointers(const py::sequence& games) {
   std::vector<const Game*> ptrs;
   ptrs.reserve(games.size());
-  for (py::handle h : games) ptrs.push_back(h.cast<const Game*>());
+  for (py::handle h : games) {
+    if (!py::isinstance<Game>(h))
+      throw py::type_error("expected chesszero.core.Game items, got " +
+                           py::str(py::type::handle_of(h)).cast<std::string>());
+    ptrs.push_back(h.cast<const Game*>());
+  }
   return ptrs;
 }
 

@@ -122,16 +122,31 @@ void encode_packed(const Position& pos, const EncodeContext& ctx, uint8_t* out) 
   for (int t = 0; t < 5; ++t) scalars[7 + t] = int8_t(popcount(pos.pieces(us, PieceType(t))));
 }
 
+namespace {
+// Row expansion table: byte -> 8 floats (bit i -> column i).
+struct ByteTable {
+  alignas(32) float rows[256][8];
+  ByteTable() {
+    for (int b = 0; b < 256; ++b)
+      for (int i = 0; i < 8; ++i) rows[b][i] = float((b >> i) & 1);
+  }
+};
+const ByteTable& byte_table() {
+  static const ByteTable t;
+  return t;
+}
+}  // namespace
+
 void unpack_planes(const uint8_t* packed, float* out) {
+  const ByteTable& table = byte_table();
   for (int p = 0; p < kNumBinaryPlanes; ++p) {
-    uint64_t b;
-    std::memcpy(&b, packed + 8 * p, 8);
+    const uint8_t* rows = packed + 8 * p;  // little-endian: byte r = row r
     float* plane = out + p * 64;
-    for (int s = 0; s < 64; ++s) plane[s] = float((b >> s) & 1);
+    for (int r = 0; r < 8; ++r) std::memcpy(plane + 8 * r, table.rows[rows[r]], 8 * sizeof(float));
   }
   const int8_t* scalars = reinterpret_cast<const int8_t*>(packed + kNumBinaryPlanes * 8);
   for (int i = 0; i < kNumScalarPlanes; ++i) {
-    float v = float(scalars[i]);
+    const float v = float(scalars[i]);
     float* plane = out + (kNumBinaryPlanes + i) * 64;
     for (int s = 0; s < 64; ++s) plane[s] = v;
   }

@@ -227,6 +227,12 @@ bool Position::from_fen(const std::string& fen, Position& out, std::string& erro
       return false;
     }
   }
+  for (Color c : {WHITE, BLACK}) {
+    if (popcount(p.pieces(c)) > 16 || popcount(p.pieces(c, PAWN)) > 8) {
+      error = std::string(c == WHITE ? "White" : "Black") + " has more than 16 pieces or 8 pawns";
+      return false;
+    }
+  }
   if (p.pieces(PAWN) & (rank_bb(0) | rank_bb(7))) {
     error = "pawns on the first or last rank";
     return false;

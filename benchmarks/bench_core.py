@@ -1,0 +1,115 @@
+"""Native core benchmark: perft nodes/s vs python-chess and Stockfish 15.1
+(`go perft`, single thread), and batch encoding positions/s.
+
+Run: `.venv/bin/python benchmarks/bench_core.py [--json reports/bench/core.json]`.
+Ratios are measured in this run on this machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import chess
+import numpy as np
+from common import Row, best_rate, report
+
+from chesszero import core
+
+KIWIPETE = "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1"
+STOCKFISH = "/usr/games/stockfish"
+
+
+def python_chess_perft(board: chess.Board, depth: int) -> int:
+    if depth == 1:
+        return board.legal_moves.count()
+    nodes = 0
+    for move in board.legal_moves:
+        board.push(move)
+        nodes += python_chess_perft(board, depth - 1)
+        board.pop()
+    return nodes
+
+
+def stockfish_perft_rate(fen: str, depth: int) -> float | None:
+    """Nodes/s of Stockfish's own `go perft`, timed from command to result."""
+    path = shutil.which(STOCKFISH) or shutil.which("stockfish")
+    if path is None:
+        return None
+    proc = subprocess.Popen([path], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert proc.stdin and proc.stdout
+    proc.stdin.write(f"uci\nsetoption name Threads value 1\nisready\n")
+    proc.stdin.flush()
+    while proc.stdout.readline().strip() != "readyok":
+        pass
+    best = 0.0
+    for _ in range(2):
+        proc.stdin.write(f"position fen {fen}\ngo perft {depth}\n")
+        proc.stdin.flush()
+        start = time.perf_counter()
+        while True:
+            line = proc.stdout.readline()
+            if line.startswith("Nodes searched"):
+                nodes = int(line.split(":")[1])
+                break
+        best = max(best, nodes / (time.perf_counter() - start))
+    proc.stdin.write("quit\n")
+    proc.stdin.flush()
+    proc.wait(timeout=10)
+    return best
+
+
+def encoding_games(n: int) -> list[core.Game]:
+    rng = random.Random(0)
+    games = []
+    for _ in range(n):
+        g = core.Game()
+        for _ in range(rng.randrange(10, 80)):
+            moves = g.legal_uci()
+            if not moves or g.outcome() is not None:
+                break
+            g.push_uci(rng.choice(moves))
+        games.append(g)
+    return games
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--json", type=Path, default=None, help="write results as JSON")
+    parser.add_argument("--quick", action="store_true", help="smaller depths (smoke check)")
+    args = parser.parse_args()
+    rows: list[Row] = []
+    cases = [("start", core.STARTING_FEN, 5 if args.quick else 6, 3),
+             ("kiwipete", KIWIPETE, 4 if args.quick else 5, 2)]
+    for name, fen, depth, py_depth in cases:
+        game = core.Game(fen)
+        ours = best_rate(lambda: game.perft(depth), repeats=3)
+        board = chess.Board(fen)
+        pyc = best_rate(lambda: python_chess_perft(board, py_depth), repeats=1)
+        sf = stockfish_perft_rate(fen, depth)
+        rows.append(Row(f"perft {name} d{depth} (chesszero)", ours, "nodes/s"))
+        rows.append(Row(f"perft {name} d{py_depth} (python-chess)", pyc, "nodes/s",
+                        "chesszero / python-chess", ours / pyc))
+        if sf is not None:
+            rows.append(Row(f"perft {name} d{depth} (stockfish 15.1)", sf, "nodes/s",
+                            "chesszero / stockfish", ours / sf))
+    games = encoding_games(1024)
+    out = np.empty((len(games), core.NUM_PLANES, 8, 8), dtype=np.float32)
+    packed = np.empty((len(games), core.PACKED_BYTES), dtype=np.uint8)
+    enc = best_rate(lambda: len(core.encode_batch(games, out)), repeats=5, min_seconds=0.2)
+    pk = best_rate(lambda: len(core.encode_packed_batch(games, packed)), repeats=5, min_seconds=0.2)
+    unpack = best_rate(lambda: len(core.unpack_planes(packed, out)), repeats=5, min_seconds=0.2)
+    target = 200_000
+    rows.append(Row("encode float32 planes (batch 1024)", enc, "positions/s",
+                    "vs 200k/s target", enc / target))
+    rows.append(Row("encode packed rows (batch 1024)", pk, "positions/s", "vs 200k/s target", pk / target))
+    rows.append(Row("unpack packed -> float32", unpack, "positions/s", "vs 200k/s target", unpack / target))
+    report("chesszero native core", rows, args.json)
+
+
+if __name__ == "__main__":
+    main()

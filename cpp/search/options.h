@@ -1,0 +1,64 @@
+// Layer 5 (search): the options of one search tree and of move choice.
+// Defaults are the self-play values of SPEC 6; `evaluation()` gives the
+// evaluation preset (c = 1.0, no noise, no forced playouts, most visits).
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace cz {
+
+struct SearchOptions {
+  // PUCT exploration constant c in Q + c * P * sqrt(max(1, N)) / (1 + N_a).
+  float c_puct = 1.5f;
+  // First-play urgency: an unvisited child's Q is the parent's value minus this.
+  float fpu_reduction = 0.2f;
+  // Weight of the root Dirichlet noise in the root prior (0 disables noise).
+  float dirichlet_epsilon = 0.25f;
+  // Concentration of the root Dirichlet noise.
+  float dirichlet_alpha = 0.3f;
+  // Forced playouts: a root child is forced while N < sqrt(k * P * N_root);
+  // the same k bounds how many visits the policy-target pruning removes (0 = off).
+  float forced_playout_k = 1.5f;
+  // Factor applied to a backed-up value for every ply it travels up.
+  float discount = 0.99f;
+  // Share of visit statistics kept when the played child becomes the root.
+  float subtree_retention = 0.6f;
+  // Traversals one tree may have waiting for the network at once.
+  int leaves_per_tree = 1;
+  // Value counted as a loss for each in-flight traversal through a child.
+  float virtual_loss = 1.0f;
+
+  static SearchOptions self_play() { return SearchOptions{}; }
+  static SearchOptions evaluation() {
+    SearchOptions o;
+    o.c_puct = 1.0f;
+    o.dirichlet_epsilon = 0.0f;
+    o.forced_playout_k = 0.0f;
+    return o;
+  }
+  // Empty when valid, else a message naming the first bad field.
+  std::string validate() const;
+};
+
+// How the move to play is chosen from a finished search.
+enum class MoveChoice : int {
+  SAMPLE = 0,       // sample from pruned visits ^ (1 / T(ply)); most visits from greedy_after_ply
+  MOST_VISITS = 1,  // the most visited root child (evaluation)
+  POLICY = 2,       // argmax of the network's legal prior at the root (no search needed)
+};
+
+struct MoveChoiceOptions {
+  MoveChoice mode = MoveChoice::SAMPLE;
+  // Piecewise-linear temperature by game ply: (ply, T) points, ply ascending;
+  // constant before the first and after the last point.
+  std::vector<std::pair<int, float>> temperature = {{0, 1.3f}, {60, 0.1f}};
+  // From this game ply on, SAMPLE plays the most visited move.
+  int greedy_after_ply = 60;
+
+  float temperature_at(int ply) const;
+  std::string validate() const;
+};
+
+}  // namespace cz
