@@ -1,0 +1,16 @@
+"""Evaluation: matches, ladder, Elo and the promotion gate (SPEC 10).
+
+Modules (import them directly; this package imports nothing eagerly, so that
+``elo``/``gate`` work without the native core and ``python -m
+chesszero.evaluate.ladder`` runs cleanly):
+
+- ``elo``: Elo from paired results, pentanomial bootstrap intervals, bounds.
+- ``players``: the batched ``Player`` protocol; random, greedy, Stockfish.
+- ``match``: paired matches refereed by ``chesszero.core.Game``; ``MatchResult``.
+- ``pgn``: PGN text of match games.
+- ``openings``: the opening-suite format, loading, checksums.
+- ``calibration_set``: the 516 calibration positions (format and loading).
+- ``rating_fit``: maximum-likelihood (Bradley-Terry) ratings with an anchor.
+- ``ladder``: rungs, calibration, ``LadderTable`` JSON, rating a model; CLI.
+- ``gate``: the candidate-promotion state machine.
+"""

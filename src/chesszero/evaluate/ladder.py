@@ -1,0 +1,390 @@
+"""The rating ladder: fixed opponents calibrated by their own matches (SPEC 10).
+
+Rungs are a random mover, a one-ply greedy mover and Stockfish at fixed node
+counts. ``calibrate`` plays rung-vs-rung paired matches (each rung against the
+next ``reach`` rungs up), fits all games at once by maximum likelihood
+(``rating_fit``, draws as half) and anchors Stockfish at 1,000 nodes at 1700.
+The resulting ``LadderTable`` records the anchor, the engine version and the
+calibration date, and every printed rating carries that header.
+
+A model is rated at a given search budget by ``rate_on_ladder``: it plays a
+rung, walks up after a score above 0.5 and down after one below, and the
+rating comes from the match whose score is nearest 0.5 (Elo interval from
+the bootstrap in ``elo``, with that rung's rating as the fixed anchor).
+
+Command line::
+
+    python -m chesszero.evaluate.ladder calibrate --games N --out data/ladder.json
+    python -m chesszero.evaluate.ladder show data/ladder.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import enum
+import json
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+import chess.engine
+
+from chesszero.evaluate.elo import EloEstimate
+from chesszero.evaluate.match import MatchResult, play_match
+from chesszero.evaluate.openings import DEFAULT_OPENINGS, Opening, load_openings
+from chesszero.evaluate.players import (
+    STOCKFISH_PATH,
+    GreedyPlayer,
+    Player,
+    RandomPlayer,
+    StockfishPlayer,
+)
+from chesszero.evaluate.rating_fit import PairingResult, fit_ratings
+
+ANCHOR_RUNG = "sf-n1000"
+ANCHOR_RATING = 1700.0
+
+
+class RungKind(enum.Enum):
+    RANDOM = "random"
+    GREEDY = "greedy"
+    STOCKFISH = "stockfish"
+
+
+@dataclass(frozen=True)
+class Rung:
+    """One fixed opponent; ``rating``/``stderr`` are set once calibrated."""
+
+    name: str
+    kind: RungKind
+    nodes: int | None = None
+    rating: float | None = None
+    stderr: float | None = None
+
+    def __post_init__(self) -> None:
+        if (self.kind is RungKind.STOCKFISH) != (self.nodes is not None):
+            raise ValueError(f"rung {self.name!r}: nodes is required exactly for Stockfish rungs")
+
+    def player(self, *, seed: int = 0, engines: int = 2) -> Player:
+        """A fresh player for this rung (the caller closes it)."""
+        if self.kind is RungKind.RANDOM:
+            return RandomPlayer(seed=seed, name=self.name)
+        if self.kind is RungKind.GREEDY:
+            return GreedyPlayer(seed=seed, name=self.name)
+        assert self.nodes is not None
+        return StockfishPlayer(nodes=self.nodes, engines=engines, name=self.name)
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "name": self.name,
+            "kind": self.kind.value,
+            "nodes": self.nodes,
+            "rating": self.rating,
+            "stderr": self.stderr,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, object]) -> Rung:
+        nodes, rating, stderr = data.get("nodes"), data.get("rating"), data.get("stderr")
+        return cls(
+            name=str(data["name"]),
+            kind=RungKind(data["kind"]),
+            nodes=None if nodes is None else int(nodes),  # type: ignore[call-overload]
+            rating=None if rating is None else float(rating),  # type: ignore[arg-type]
+            stderr=None if stderr is None else float(stderr),  # type: ignore[arg-type]
+        )
+
+
+DEFAULT_RUNGS: tuple[Rung, ...] = (
+    Rung("random", RungKind.RANDOM),
+    Rung("greedy", RungKind.GREEDY),
+    *(Rung(f"sf-n{n}", RungKind.STOCKFISH, n) for n in (1, 10, 100, 1000, 5000, 20000)),
+)
+
+
+@dataclass
+class LadderTable:
+    """Calibrated rungs with their anchor, engine and date, as stored in JSON."""
+
+    rungs: list[Rung]
+    anchor: str = ANCHOR_RUNG
+    anchor_rating: float = ANCHOR_RATING
+    engine: str = ""
+    calibrated: str = ""
+    games_per_pairing: int = 0
+    pairings: list[PairingResult] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        names = [r.name for r in self.rungs]
+        if len(set(names)) != len(names):
+            raise ValueError(f"rung names must be unique, got {names!r}")
+        if self.anchor not in names:
+            raise ValueError(f"anchor {self.anchor!r} is not a rung of {names!r}")
+
+    def header(self) -> str:
+        """The calibration context printed with every rating."""
+        return (
+            f"ladder anchor {self.anchor} = {self.anchor_rating:.0f} "
+            f"({self.engine or 'engine unknown'}, calibrated {self.calibrated or 'never'})"
+        )
+
+    def rung(self, name: str) -> Rung:
+        for r in self.rungs:
+            if r.name == name:
+                return r
+        raise KeyError(f"no rung named {name!r}; rungs are {[r.name for r in self.rungs]}")
+
+    def rating(self, name: str) -> float:
+        value = self.rung(name).rating
+        if value is None:
+            raise ValueError(f"rung {name!r} is not calibrated")
+        return value
+
+    def ordered(self) -> list[Rung]:
+        """Calibrated rungs from weakest to strongest."""
+        rated = [r for r in self.rungs if r.rating is not None]
+        return sorted(rated, key=lambda r: r.rating or 0.0)
+
+    def describe(self) -> str:
+        lines = [self.header()]
+        for r in self.ordered():
+            lines.append(f"  {r.name:>10}  {r.rating:7.0f}  +/- {r.stderr or 0.0:.0f}")
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "anchor": {"rung": self.anchor, "rating": self.anchor_rating},
+            "engine": self.engine,
+            "calibrated": self.calibrated,
+            "games_per_pairing": self.games_per_pairing,
+            "rungs": [r.to_dict() for r in self.rungs],
+            "pairings": [p.to_dict() for p in self.pairings],
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, object]) -> LadderTable:
+        anchor = data["anchor"]
+        rungs, pairings = data["rungs"], data.get("pairings", [])
+        if not isinstance(anchor, Mapping) or not isinstance(rungs, list):
+            raise ValueError("ladder table needs an 'anchor' object and a 'rungs' list")
+        return cls(
+            rungs=[Rung.from_dict(r) for r in rungs],
+            anchor=str(anchor["rung"]),
+            anchor_rating=float(anchor["rating"]),
+            engine=str(data.get("engine", "")),
+            calibrated=str(data.get("calibrated", "")),
+            games_per_pairing=int(data.get("games_per_pairing", 0)),  # type: ignore[call-overload]
+            pairings=[PairingResult.from_dict(p) for p in pairings],  # type: ignore[union-attr]
+        )
+
+    def save(self, path: Path) -> None:
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(self.to_dict(), indent=2) + "\n")
+
+    @classmethod
+    def load(cls, path: Path) -> LadderTable:
+        path = Path(path)
+        if not path.exists():
+            raise FileNotFoundError(f"ladder table not found: {path}")
+        return cls.from_dict(json.loads(path.read_text()))
+
+
+def ladder_pairings(rungs: Sequence[Rung], reach: int = 2) -> list[tuple[Rung, Rung]]:
+    """Each rung against the next ``reach`` rungs in the given (weak-to-strong) order."""
+    if reach < 1:
+        raise ValueError(f"reach must be at least 1, got {reach!r}")
+    return [
+        (rungs[i], rungs[j])
+        for i in range(len(rungs))
+        for j in range(i + 1, min(len(rungs), i + 1 + reach))
+    ]
+
+
+def stockfish_version(path: str = STOCKFISH_PATH) -> str:
+    """The engine's UCI ``id name`` (e.g. "Stockfish 15.1")."""
+    engine = chess.engine.SimpleEngine.popen_uci(path)
+    try:
+        return str(engine.id.get("name", "unknown engine"))
+    finally:
+        engine.quit()
+
+
+def calibrate(
+    openings: Sequence[Opening],
+    *,
+    games_per_pairing: int,
+    rungs: Sequence[Rung] = DEFAULT_RUNGS,
+    anchor: str = ANCHOR_RUNG,
+    anchor_rating: float = ANCHOR_RATING,
+    reach: int = 2,
+    concurrency: int = 2,
+    engines: int = 1,
+    max_plies: int = 300,
+    log: bool = False,
+) -> LadderTable:
+    """Play the rung-vs-rung matches and fit the ratings; see the module docstring."""
+    if games_per_pairing < 2 or games_per_pairing % 2:
+        raise ValueError(
+            f"games per pairing must be a positive even number, got {games_per_pairing}"
+        )
+    pairs_needed = games_per_pairing // 2
+    if pairs_needed > len(openings):
+        raise ValueError(
+            f"{games_per_pairing} games per pairing need {pairs_needed} openings, "
+            f"the suite has {len(openings)}"
+        )
+    suite = list(openings[:pairs_needed])
+    results: list[PairingResult] = []
+    for weak, strong in ladder_pairings(rungs, reach):
+        a, b = weak.player(engines=engines), strong.player(engines=engines)
+        try:
+            match = play_match(a, b, suite, concurrency=concurrency, max_plies=max_plies)
+        finally:
+            a.close()
+            b.close()
+        points = sum(g.score for g in match.games)
+        results.append(PairingResult(weak.name, strong.name, len(match.games), points))
+        if log:
+            print(match.summary(), file=sys.stderr, flush=True)
+    fit = fit_ratings([r.name for r in rungs], results, anchor=anchor, anchor_rating=anchor_rating)
+    rated = [
+        Rung(r.name, r.kind, r.nodes, rating=fit.ratings[r.name], stderr=fit.stderr[r.name])
+        for r in rungs
+    ]
+    return LadderTable(
+        rungs=rated,
+        anchor=anchor,
+        anchor_rating=anchor_rating,
+        engine=stockfish_version() if any(r.kind is RungKind.STOCKFISH for r in rungs) else "",
+        calibrated=datetime.now(timezone.utc).date().isoformat(),
+        games_per_pairing=games_per_pairing,
+        pairings=results,
+    )
+
+
+def choose_rung(scores: Mapping[str, float]) -> str:
+    """The rung whose match score is nearest 0.5 (ties: the first given)."""
+    if not scores:
+        raise ValueError("no rung scores to choose from")
+    return min(scores, key=lambda name: abs(scores[name] - 0.5))
+
+
+@dataclass(frozen=True)
+class LadderRating:
+    """A player's ladder rating at a budget, with the match it came from."""
+
+    player: str
+    budget: str
+    rung: str
+    elo: EloEstimate
+    header: str
+    scores: dict[str, float]
+
+    def describe(self) -> str:
+        return f"{self.player} @ {self.budget}: {self.elo.describe(self.rung)}; {self.header}"
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "player": self.player,
+            "budget": self.budget,
+            "rung": self.rung,
+            "elo": self.elo.to_dict(),
+            "ladder": self.header,
+            "scores": dict(self.scores),
+        }
+
+
+def rate_on_ladder(
+    player: Player,
+    table: LadderTable,
+    openings: Sequence[Opening],
+    *,
+    budget: str,
+    start: str | None = None,
+    max_matches: int = 3,
+    concurrency: int = 8,
+    engines: int = 2,
+    max_plies: int = 300,
+    seed: int | None = 0,
+) -> tuple[LadderRating, list[MatchResult]]:
+    """Walk the ladder from ``start`` (default: the anchor) and rate ``player``."""
+    order = table.ordered()
+    names = [r.name for r in order]
+    first = start or table.anchor
+    if first not in names:
+        raise ValueError(f"start rung {first!r} is not a calibrated rung of {names}")
+    if max_matches < 1:
+        raise ValueError(f"max_matches must be at least 1, got {max_matches!r}")
+    position = names.index(first)
+    matches: dict[str, MatchResult] = {}
+    for _ in range(max_matches):
+        rung = order[position]
+        opponent = rung.player(engines=engines)
+        try:
+            matches[rung.name] = play_match(
+                player, opponent, openings, concurrency=concurrency, max_plies=max_plies
+            )
+        finally:
+            opponent.close()
+        score = matches[rung.name].score
+        step = 1 if score > 0.5 else -1 if score < 0.5 else 0
+        nxt = position + step
+        if step == 0 or not 0 <= nxt < len(order) or names[nxt] in matches:
+            break
+        position = nxt
+    scores = {name: m.score for name, m in matches.items()}
+    chosen = choose_rung(scores)
+    elo = matches[chosen].elo(table.rating(chosen), seed=seed)
+    rating = LadderRating(player.name, budget, chosen, elo, table.header(), scores)
+    return rating, list(matches.values())
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m chesszero.evaluate.ladder")
+    sub = parser.add_subparsers(dest="command", required=True)
+    cal = sub.add_parser("calibrate", help="play rung-vs-rung matches and write the table")
+    cal.add_argument("--games", type=int, required=True, help="games per pairing (even)")
+    cal.add_argument("--out", type=Path, required=True)
+    cal.add_argument("--openings", type=Path, default=DEFAULT_OPENINGS)
+    cal.add_argument("--rungs", nargs="*", help="subset of rung names (default: all)")
+    cal.add_argument("--reach", type=int, default=2)
+    cal.add_argument("--concurrency", type=int, default=2)
+    cal.add_argument("--anchor", default=ANCHOR_RUNG)
+    cal.add_argument("--anchor-rating", type=float, default=ANCHOR_RATING)
+    cal.add_argument("--max-plies", type=int, default=300)
+    show = sub.add_parser("show", help="print a stored table")
+    show.add_argument("table", type=Path)
+    args = parser.parse_args(argv)
+    if args.command == "show":
+        print(LadderTable.load(args.table).describe())
+        return 0
+    rungs = list(DEFAULT_RUNGS)
+    if args.rungs:
+        known = {r.name: r for r in DEFAULT_RUNGS}
+        unknown = [n for n in args.rungs if n not in known]
+        if unknown:
+            parser.error(f"unknown rungs {unknown}; known: {list(known)}")
+        rungs = [known[n] for n in args.rungs]
+    if args.anchor not in {r.name for r in rungs}:
+        parser.error(f"anchor {args.anchor!r} is not among the rungs {[r.name for r in rungs]}")
+    table = calibrate(
+        load_openings(args.openings),
+        games_per_pairing=args.games,
+        rungs=rungs,
+        anchor=args.anchor,
+        anchor_rating=args.anchor_rating,
+        reach=args.reach,
+        concurrency=args.concurrency,
+        max_plies=args.max_plies,
+        log=True,
+    )
+    table.save(args.out)
+    print(table.describe())
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
