@@ -1,0 +1,125 @@
+"""Training throughput: single process vs 2-rank DDP (gloo on CPU, NCCL on GPU).
+
+Prints one table of training samples/s (rows presented per second, batch
+preparation included) for the same model and global batch:
+
+- ``single``: one process using the threads given by ``--threads`` (the
+  reference, ratio 1.0), and the same process with one thread;
+- ``ddp x2``: two local ranks (one thread each on CPU), each training half of
+  the global batch, gradients all-reduced.
+
+Usage::
+
+    python benchmarks/bench_train.py --size 6x64 --global-batch 128 --steps 20
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from chesszero import core
+from chesszero.config import Reflection, load_config
+from chesszero.replay.layout import empty_rows, pack_legal
+from chesszero.replay.rows import RowBatch
+from chesszero.train import (
+    ArraySampler,
+    QuantumStats,
+    SampledBatches,
+    Trainer,
+    init_distributed,
+    spawn_local,
+)
+
+
+def random_rows(n: int, seed: int) -> RowBatch:
+    """``n`` rows from random self-play with random sparse policies over legal moves."""
+    rng = np.random.default_rng(seed)
+    rows = empty_rows(n)
+    game = core.Game()
+    for i in range(n):
+        if game.outcome() is not None or game.ply >= 120:
+            game = core.Game()
+        legal = np.asarray(game.legal_actions())
+        k = min(8, len(legal))
+        row = rows[i]
+        row["planes"] = game.encode_packed()
+        row["legal"] = pack_legal(legal)
+        row["policy_ids"][:k] = rng.choice(legal, size=k, replace=False)
+        row["policy_probs"][:k] = rng.dirichlet(np.ones(k))
+        row["wdl"] = rng.dirichlet(np.ones(3))
+        row["next_ids"][:k] = row["policy_ids"][:k]
+        row["next_probs"][:k] = row["policy_probs"][:k]
+        row["next_mask"] = 1
+        row["length"] = 0.25
+        row["length_mask"] = 1
+        game.push_action(int(rng.choice(legal)))
+    return RowBatch.from_rows(rows, np.arange(n))
+
+
+def measure(args: argparse.Namespace, world_size: int, rows: RowBatch) -> QuantumStats:
+    """Warm up, then time one quantum of ``args.steps`` steps in this process."""
+    cfg = load_config(
+        preset="smoke",
+        overrides={
+            "train": {
+                "global_batch": args.global_batch,
+                "world_size": world_size,
+                "bf16": args.bf16,
+                "lr": [[0, 0.01]],
+            }
+        },
+    ).train
+    ctx = init_distributed()
+    trainer = Trainer(cfg, args.size, ctx=ctx)
+    source = SampledBatches(
+        ArraySampler(rows, seed=0),
+        global_batch=cfg.global_batch,
+        rank=ctx.rank,
+        world_size=ctx.world_size,
+        reflection=Reflection.NO_CASTLING,
+    )
+    trainer.run_quantum(source, steps=args.warmup)
+    return trainer.run_quantum(source, steps=args.steps)
+
+
+def _ddp_rank(args: argparse.Namespace, rows: RowBatch, out: str) -> None:
+    stats = measure(args, 2, rows)
+    if torch.distributed.get_rank() == 0:
+        torch.save(stats.as_dict(prefix=""), out)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size", default="6x64")
+    parser.add_argument("--global-batch", type=int, default=128)
+    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--threads", type=int, default=2, help="torch threads of the single process")
+    parser.add_argument("--bf16", action="store_true", help="bfloat16 autocast")
+    args = parser.parse_args()
+
+    rows = random_rows(max(4 * args.global_batch, 512), seed=0)
+    torch.set_num_threads(1)
+    single_one = measure(args, 1, rows).samples_per_s
+    torch.set_num_threads(args.threads)
+    single = measure(args, 1, rows).samples_per_s
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "ddp.pt"
+        spawn_local(_ddp_rank, 2, args, rows, str(out))
+        ddp = torch.load(out, weights_only=True)["samples_per_s"]
+
+    print(f"training throughput, {args.size}, global batch {args.global_batch}, "
+          f"{args.steps} timed steps, bf16={args.bf16}")
+    print(f"{'setup':<28}{'samples/s':>12}{'ratio':>8}")
+    print(f"{'single (' + str(args.threads) + ' threads)':<28}{single:>12.1f}{1.0:>8.2f}")
+    print(f"{'single (1 thread)':<28}{single_one:>12.1f}{single_one / single:>8.2f}")
+    print(f"{'ddp x2 (gloo, 1 thread each)':<28}{ddp:>12.1f}{ddp / single:>8.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,48 @@
+"""Typed recipe configuration: ``params.yaml`` presets -> pydantic models.
+
+Public API::
+
+    from chesszero.config import load_config, Config, ConfigError
+    cfg = load_config("params.yaml", preset="smoke", overrides={"train.seed": 3})
+    cfg.search.visit_cap.at(generation)      # schedule lookup
+"""
+
+from chesszero.config.loader import ConfigError, deep_merge, load_config, preset_names
+from chesszero.config.schedules import LinearSchedule, StepSchedule
+from chesszero.config.schema import (
+    CampaignConfig,
+    Config,
+    EvaluateConfig,
+    LossWeights,
+    ModelConfig,
+    PublishConfig,
+    Reflection,
+    ReplayConfig,
+    ResignConfig,
+    RestartConfig,
+    SearchConfig,
+    SelfplayConfig,
+    TrainConfig,
+)
+
+__all__ = [
+    "CampaignConfig",
+    "Config",
+    "ConfigError",
+    "EvaluateConfig",
+    "LinearSchedule",
+    "LossWeights",
+    "ModelConfig",
+    "PublishConfig",
+    "Reflection",
+    "ReplayConfig",
+    "ResignConfig",
+    "RestartConfig",
+    "SearchConfig",
+    "SelfplayConfig",
+    "StepSchedule",
+    "TrainConfig",
+    "deep_merge",
+    "load_config",
+    "preset_names",
+]

@@ -1,0 +1,233 @@
+"""Typed recipe: pydantic v2 models for every section of ``params.yaml``.
+
+Every model forbids unknown keys and range-checks its fields; values have no
+defaults here because ``params.yaml`` is the single source of the recipe
+(its ``defaults`` block is the paper recipe, presets override parts of it).
+Sections: :class:`ModelConfig`, :class:`SearchConfig`, :class:`SelfplayConfig`,
+:class:`ReplayConfig`, :class:`TrainConfig`, :class:`PublishConfig`,
+:class:`EvaluateConfig`, :class:`CampaignConfig`, gathered in :class:`Config`.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from chesszero.config.schedules import LinearSchedule, StepSchedule
+from chesszero.model.sizes import ModelSize, parse_size
+
+__all__ = [
+    "CampaignConfig",
+    "Config",
+    "EvaluateConfig",
+    "LossWeights",
+    "ModelConfig",
+    "PublishConfig",
+    "Reflection",
+    "ReplayConfig",
+    "ResignConfig",
+    "RestartConfig",
+    "SearchConfig",
+    "SelfplayConfig",
+    "TrainConfig",
+]
+
+Fraction = Annotated[float, Field(ge=0.0, le=1.0)]
+PositiveInt = Annotated[int, Field(ge=1)]
+NonNegFloat = Annotated[float, Field(ge=0.0)]
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Reflection(str, Enum):
+    """File-reflection augmentation mode (SPEC 8)."""
+
+    NO_CASTLING = "no_castling"
+    """Reflect only rows where neither side holds a castling right."""
+    ALL = "all"
+    """Reflect any row (castling planes are swapped king/queen side)."""
+    OFF = "off"
+    """Never reflect."""
+
+
+class ModelConfig(_Section):
+    size: str = Field(description="Trunk 'BxC': 14x160 (paper), 6x64 (cpu), any BxC with C % 4 == 0.")
+
+    @field_validator("size")
+    @classmethod
+    def _valid_size(cls, value: str) -> str:
+        return parse_size(value).name
+
+    @property
+    def shape(self) -> ModelSize:
+        """Blocks and channels as a :class:`ModelSize`."""
+        return parse_size(self.size)
+
+
+class SearchConfig(_Section):
+    c_puct_selfplay: float = Field(gt=0.0, le=20.0, description="PUCT constant in self-play.")
+    c_puct_eval: float = Field(gt=0.0, le=20.0, description="PUCT constant in evaluation.")
+    fpu_reduction: float = Field(ge=0.0, le=2.0, description="Unvisited child Q = parent Q - this.")
+    dirichlet_epsilon: Fraction = Field(description="Root noise weight (self-play only).")
+    dirichlet_alpha: float = Field(gt=0.0, le=10.0, description="Root Dirichlet concentration.")
+    forced_playout_k: NonNegFloat = Field(le=10.0, description="Forced while N < sqrt(k P N_root).")
+    discount: float = Field(gt=0.0, le=1.0, description="Backed-up value factor per ply.")
+    subtree_retention: Fraction = Field(description="Share of visit statistics kept on reuse.")
+    leaves_per_tree: PositiveInt = Field(le=256, description="In-flight traversals per tree.")
+    visit_cap: StepSchedule[PositiveInt] = Field(description="Visits per recorded move, by generation.")
+
+
+class RestartConfig(_Section):
+    min_plies_left: int = Field(ge=0, description="Plies left in the source game to be eligible.")
+    max_abs_value: Fraction = Field(description="Eligible only when |root value| <= this.")
+    min_leading_actions: PositiveInt = Field(description="Fewest leading actions covering the mass.")
+    max_leading_actions: PositiveInt = Field(description="Most leading actions covering the mass.")
+    leading_mass: Fraction = Field(description="Visit mass the leading actions must cover.")
+    uniform_fraction: Fraction = Field(description="Share of picks made uniformly.")
+    max_age_generations: PositiveInt = Field(description="Evict entries older than this.")
+    capacity: PositiveInt = Field(description="Archive entries per actor.")
+
+    @model_validator(mode="after")
+    def _ordered(self) -> RestartConfig:
+        if self.min_leading_actions > self.max_leading_actions:
+            raise ValueError("min_leading_actions must be <= max_leading_actions")
+        return self
+
+
+class ResignConfig(_Section):
+    enabled: bool = Field(description="Allow resignation at all (continuation games never resign).")
+    threshold_min: float = Field(ge=-1.0, le=0.0, description="Strictest candidate threshold.")
+    threshold_max: float = Field(ge=-1.0, le=0.0, description="Loosest candidate threshold.")
+    threshold_step: float = Field(gt=0.0, le=0.5, description="Grid step and max relax per publication.")
+    min_triggers: PositiveInt = Field(description="Observed triggers needed to trust a threshold.")
+    window_games: PositiveInt = Field(description="Continuation games in the evidence window.")
+    max_false_rate: Fraction = Field(description="Upper bound on false resignations.")
+    confidence: float = Field(gt=0.5, lt=1.0, description="One-sided confidence of that bound.")
+
+    @model_validator(mode="after")
+    def _ordered(self) -> ResignConfig:
+        if self.threshold_min > self.threshold_max:
+            raise ValueError("threshold_min must be <= threshold_max")
+        return self
+
+
+class SelfplayConfig(_Section):
+    actors: PositiveInt = Field(description="Self-play actor processes.")
+    games_in_flight: PositiveInt = Field(description="Interleaved games per actor.")
+    batch_size: PositiveInt = Field(description="Positions per inference batch.")
+    temperature: LinearSchedule[NonNegFloat] = Field(description="Move-sampling temperature by ply.")
+    greedy_after_ply: int = Field(ge=0, description="Play the most-visited move from this ply on.")
+    ply_cap: StepSchedule[PositiveInt] = Field(description="Game length cap by generation.")
+    random_opening_min_plies: int = Field(ge=0, le=40, description="Fewest random opening plies.")
+    random_opening_max_plies: int = Field(ge=0, le=40, description="Most random opening plies.")
+    restart_fraction: Fraction = Field(description="Share of games started from the restart archive.")
+    continuation_fraction: Fraction = Field(description="Share of games that never resign.")
+    restart: RestartConfig
+    resign: ResignConfig
+
+    @model_validator(mode="after")
+    def _ordered(self) -> SelfplayConfig:
+        if self.random_opening_min_plies > self.random_opening_max_plies:
+            raise ValueError("random_opening_min_plies must be <= random_opening_max_plies")
+        return self
+
+
+class ReplayConfig(_Section):
+    capacity: PositiveInt = Field(description="Rows preallocated in the memmap ring.")
+    logical_capacity: StepSchedule[PositiveInt] = Field(description="Live window by generation.")
+    reuse_ratio: float = Field(gt=0.0, le=100.0, description="Presentations funded per admitted row.")
+    surprise_fraction: Fraction = Field(description="Share of draws weighted by policy surprise.")
+    surprise_cap: float = Field(gt=0.0, description="Cap on KL(pi_search || p_prior) as a weight.")
+    outcome_discount: float = Field(gt=0.0, le=1.0, description="Per-remaining-ply outcome blur.")
+    value_blend: LinearSchedule[Fraction] = Field(description="Root-value blend beta by generation.")
+    length_scale: float = Field(gt=0.0, description="Remaining-length label divisor.")
+
+    @model_validator(mode="after")
+    def _fits(self) -> ReplayConfig:
+        if max(self.logical_capacity.values) > self.capacity:
+            raise ValueError("logical_capacity entries must not exceed capacity")
+        return self
+
+
+class LossWeights(_Section):
+    policy: NonNegFloat
+    value: NonNegFloat
+    next_policy: NonNegFloat
+    length: NonNegFloat
+
+
+class TrainConfig(_Section):
+    steps_per_quantum: PositiveInt = Field(description="Optimizer steps per training quantum.")
+    global_batch: PositiveInt = Field(description="Rows per optimizer step over all ranks.")
+    world_size: PositiveInt = Field(le=1024, description="DDP ranks (1 = single process).")
+    micro_batches: PositiveInt = Field(
+        description="Gradient-accumulation chunks per rank and step (BatchNorm sees one chunk)."
+    )
+    momentum: float = Field(ge=0.0, lt=1.0)
+    nesterov: bool
+    weight_decay: NonNegFloat = Field(le=1.0)
+    grad_clip: float = Field(gt=0.0, description="Max global gradient norm.")
+    lr: LinearSchedule[Annotated[float, Field(ge=0.0, le=10.0)]] = Field(
+        description="Learning rate by optimizer step (warmup then linear decay)."
+    )
+    bf16: bool = Field(description="bfloat16 autocast for forward and loss.")
+    reflection: Reflection
+    loss_weights: LossWeights
+    seed: int = Field(ge=0)
+
+    @model_validator(mode="after")
+    def _divisible(self) -> TrainConfig:
+        if self.global_batch % (self.world_size * self.micro_batches) != 0:
+            raise ValueError(
+                f"global_batch {self.global_batch} is not divisible by world_size {self.world_size}"
+                f" x micro_batches {self.micro_batches}"
+            )
+        return self
+
+    @property
+    def local_batch(self) -> int:
+        """Rows per rank per step."""
+        return self.global_batch // self.world_size
+
+
+class PublishConfig(_Section):
+    calibration_positions: PositiveInt = Field(description="Fixed real positions for QAT/fidelity.")
+    qat_steps: int = Field(ge=0, description="Quantisation-aware fine-tuning steps.")
+    qat_lr: NonNegFloat = Field(le=1.0)
+    min_agreement: Fraction = Field(description="Top-1 legal-move agreement needed.")
+    max_kl: NonNegFloat = Field(description="Largest mean legal-policy KL allowed.")
+    max_wdl_mae: NonNegFloat = Field(description="Largest mean absolute WDL error allowed.")
+
+
+class EvaluateConfig(_Section):
+    openings: PositiveInt = Field(description="Openings per match (each played twice).")
+    visits: PositiveInt = Field(description="Visits per move in ladder matches.")
+    cadence_generations: PositiveInt = Field(description="Evaluate every this many generations.")
+    ply_cap: PositiveInt = Field(description="Match games reaching it score a draw.")
+    bootstrap_resamples: PositiveInt
+    promotion_score: Fraction = Field(description="Candidate score needed per paired match.")
+    promotion_consecutive: PositiveInt = Field(description="Consecutive passing matches needed.")
+
+
+class CampaignConfig(_Section):
+    generations: PositiveInt = Field(description="Generations (train quanta) to run.")
+    wall_clock_hours: float = Field(gt=0.0, description="Stop after this much wall time.")
+    seed: int = Field(ge=0)
+
+
+class Config(_Section):
+    """The whole recipe for one preset."""
+
+    preset: str
+    model: ModelConfig
+    search: SearchConfig
+    selfplay: SelfplayConfig
+    replay: ReplayConfig
+    train: TrainConfig
+    publish: PublishConfig
+    evaluate: EvaluateConfig
+    campaign: CampaignConfig

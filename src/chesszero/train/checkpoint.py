@@ -1,0 +1,126 @@
+"""Training checkpoints: atomic writes, exact resume, model loading.
+
+A checkpoint holds the model and optimizer state, the optimizer step, the
+torch RNG states, the network size, the core's encoding version and opaque
+``extra`` state dicts (e.g. the batch source / sampler state, the replay
+credit ledger).  :func:`save_checkpoint` writes a temporary file in the same
+directory, fsyncs it and ``os.replace``-s it over the target, so a crash
+leaves either the old or the new checkpoint, never a torn one.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from chesszero.model.actions import ActionTable
+from chesszero.model.network import ChessNet
+
+__all__ = [
+    "CHECKPOINT_FORMAT",
+    "Checkpoint",
+    "capture_rng",
+    "load_checkpoint",
+    "load_model",
+    "restore_rng",
+    "save_checkpoint",
+]
+
+CHECKPOINT_FORMAT = 1
+"""Bumped whenever the checkpoint dictionary changes shape."""
+
+
+def _encoding_version() -> int:
+    from chesszero import core
+
+    return int(core.ENCODING_VERSION)
+
+
+@dataclass
+class Checkpoint:
+    """Everything needed to continue training exactly where it stopped."""
+
+    step: int
+    model_size: str
+    model: dict[str, torch.Tensor]
+    optimizer: dict[str, Any]
+    rng: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
+    encoding_version: int = field(default_factory=_encoding_version)
+    format: int = CHECKPOINT_FORMAT
+
+
+def capture_rng() -> dict[str, Any]:
+    """Torch CPU (and CUDA, when present) RNG states."""
+    state: dict[str, Any] = {"torch": torch.get_rng_state()}
+    if torch.cuda.is_available():
+        state["cuda"] = torch.cuda.get_rng_state_all()
+    return state
+
+
+def restore_rng(state: dict[str, Any]) -> None:
+    """Inverse of :func:`capture_rng`."""
+    if "torch" in state:
+        torch.set_rng_state(state["torch"])
+    if "cuda" in state and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(state["cuda"])
+
+
+def save_checkpoint(path: str | Path, checkpoint: Checkpoint) -> Path:
+    """Atomically write ``checkpoint`` to ``path`` (temp file, fsync, ``os.replace``)."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}")
+    try:
+        with open(tmp, "wb") as fh:
+            torch.save(asdict(checkpoint), fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)
+    dir_fd = os.open(target.parent, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+    return target
+
+
+def load_checkpoint(path: str | Path, *, map_location: str | torch.device = "cpu") -> Checkpoint:
+    """Read a checkpoint written by :func:`save_checkpoint`.
+
+    Checkpoints are this project's own files (the opaque ``extra`` state may
+    hold arbitrary Python objects), so they are unpickled in full: load only
+    trusted files.
+    """
+    data = torch.load(Path(path), map_location=map_location, weights_only=False)
+    if data.get("format") != CHECKPOINT_FORMAT:
+        raise ValueError(f"{path}: checkpoint format {data.get('format')!r}, expected {CHECKPOINT_FORMAT}")
+    return Checkpoint(**data)
+
+
+def load_model(
+    path: str | Path, *, aux_heads: bool = True, table: ActionTable | None = None
+) -> ChessNet:
+    """The network stored in a checkpoint (eval mode, CPU).
+
+    Refuses a checkpoint written under another core encoding version.  With
+    ``aux_heads=False`` the training-only heads are dropped.
+    """
+    ckpt = load_checkpoint(path)
+    if ckpt.encoding_version != _encoding_version():
+        raise ValueError(
+            f"{path}: written for encoding version {ckpt.encoding_version}, "
+            f"core has {_encoding_version()}"
+        )
+    net = ChessNet(ckpt.model_size, table=table, aux_heads=aux_heads)
+    state = ckpt.model
+    if not aux_heads:
+        state = {k: v for k, v in state.items() if not k.startswith(("next_policy_head.", "length_head."))}
+    net.load_state_dict(state)
+    return net.eval()
