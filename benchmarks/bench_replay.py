@@ -8,13 +8,22 @@ Prints one table:
   25,300 samples/s, the paper's training-only rate; the paper's loader had 44%
   headroom, so the target ratio is >= 1.44x);
 - ``append``: durable appends (validate, write, msync, header commit), rows/s;
+- ``self-play supply``: searched positions/s (= replay rows/s) of the native
+  self-play actor with the ``cpu`` preset's settings (``params.yaml``: games in
+  flight, batch, search, visit cap and ply cap of generation 0) and a randomly
+  initialised network of the preset's size (6x64) exported to ONNX (FP32, one
+  intra-op thread), measured for ``--selfplay-seconds``; the preset's supply is
+  that times its number of actors (one core each);
 - ``materialize xW``: Parquet shards of random games -> rows in ``W`` worker
-  processes (and in-process), rows/s, against the admission rate the trainer
-  needs at the reuse ratio (trainer rate / reuse).
+  processes (and in-process), rows/s, against that self-play supply (target
+  >= 6x). When self-play cannot run here (missing module, export failure...)
+  the output says the supply measurement is missing and the reference is the
+  admission rate the trainer needs at the reuse ratio (trainer rate / reuse).
 
 Usage::
 
-    python benchmarks/bench_replay.py --rows 200000 --global-batch 2048 --workers 2
+    python benchmarks/bench_replay.py --rows 200000 --global-batch 2048 --workers 2 \
+        --preset cpu --selfplay-seconds 15
 """
 
 from __future__ import annotations
@@ -22,6 +31,8 @@ from __future__ import annotations
 import argparse
 import tempfile
 import time
+import traceback
+import warnings
 from dataclasses import fields
 from pathlib import Path
 
@@ -90,6 +101,76 @@ def write_shards(folder: Path, games: int, per_shard: int, max_plies: int, seed:
     return paths
 
 
+SUPPLY_TARGET = 6.0
+"""Materialisation must outrun the preset's self-play row supply by this factor."""
+
+
+def export_network(size: str, path: Path) -> Path:
+    """A randomly initialised inference network of ``size`` as ONNX (planes -> logits, WDL)."""
+    import torch
+
+    from chesszero.model import ChessNet
+
+    class Deployable(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.net = ChessNet(size, aux_heads=False).inference_view()
+
+        def forward(self, planes: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+            policy, wdl = self.net(planes)
+            return policy, torch.softmax(wdl, dim=-1)
+
+    torch.manual_seed(0)
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # the legacy exporter is what we want
+        torch.onnx.export(Deployable().eval(), (torch.zeros(2, core.NUM_PLANES, 8, 8),), str(path),
+                          input_names=["planes"], output_names=["policy_logits", "wdl"],
+                          dynamic_axes={"planes": {0: "n"}, "policy_logits": {0: "n"}, "wdl": {0: "n"}},
+                          opset_version=17, dynamo=False)
+    return path
+
+
+def selfplay_supply(preset: str, folder: Path, seconds: float) -> tuple[float, dict[str, float | int | str]]:
+    """Searched positions/s of one self-play actor of ``preset`` (steady state)."""
+    from chesszero.config import load_config
+    from chesszero.search import BatchPipeline, OnnxEvaluator
+    from chesszero.selfplay.actor import ActorSettings
+
+    cfg = load_config(Path(__file__).resolve().parents[1] / "params.yaml", preset=preset)
+    try:  # the campaign's own mapping of the recipe onto actor settings
+        from chesszero.campaign.selfplay_stage import actor_settings
+
+        settings = actor_settings(cfg, actor=0, seed=0, archive_path=folder / "archive.sqlite")
+    except ImportError:
+        sp = cfg.selfplay
+        settings = ActorSettings(games_in_flight=sp.games_in_flight, batch_size=sp.batch_size, seed=0,
+                                 search={"c_puct": cfg.search.c_puct_selfplay,
+                                         "leaves_per_tree": cfg.search.leaves_per_tree})
+    from chesszero import _core
+
+    evaluator = OnnxEvaluator(export_network(str(cfg.model.size), folder / "net.onnx"), threads=1)
+    visits, ply_cap = cfg.search.visit_cap.at(0), cfg.selfplay.ply_cap.at(0)
+    actor = _core.Actor(settings.native_options())
+    actor.set_limits(visits, ply_cap, None)
+    batch = settings.effective_batch_size()
+    with BatchPipeline(actor, evaluator, batch_size=batch, depth=settings.pipeline_depth) as pipe:
+        for _ in range(4 * settings.pipeline_depth):  # warm up: trees and buffers reach size
+            pipe.step()
+        before = actor.counters()
+        start = time.perf_counter()
+        while time.perf_counter() - start < seconds:
+            pipe.step()
+            actor.take_finished()
+        pipe.flush()
+        elapsed = time.perf_counter() - start
+    after = actor.counters()
+    searches = after["searches"] - before["searches"]
+    return searches / elapsed, {"model": str(cfg.model.size), "visits": int(visits),
+                                "games_in_flight": settings.games_in_flight, "batch": batch,
+                                "actors": int(cfg.selfplay.actors), "searches": int(searches),
+                                "seconds": round(elapsed, 2)}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rows", type=int, default=200_000, help="rows in the store for delivery")
@@ -102,6 +183,9 @@ def main() -> None:
     ap.add_argument("--games-per-shard", type=int, default=48)
     ap.add_argument("--max-plies", type=int, default=160)
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--preset", default="cpu", help="params.yaml preset whose self-play supply is the reference")
+    ap.add_argument("--selfplay-seconds", type=float, default=15.0,
+                    help="self-play measurement time (0: skip, compare with trainer admission)")
     ap.add_argument("--out", type=Path, default=None, help="write JSON results here")
     args = ap.parse_args()
 
@@ -113,15 +197,43 @@ def main() -> None:
         print(f"wrote {len(shards)} shards of random games in {time.perf_counter() - t0:.1f}s")
 
         admission = args.trainer_rate / args.reuse
+        supply: float | None = None
+        missing = "skipped (--selfplay-seconds 0)"
+        if args.selfplay_seconds > 0:
+            try:
+                per_actor, info = selfplay_supply(args.preset, folder, args.selfplay_seconds)
+            except Exception as exc:  # self-play not usable here: say so, fall back
+                missing = f"{type(exc).__name__}: {exc}"
+                traceback.print_exc()
+            else:
+                supply = per_actor * int(info["actors"])
+                rows.append(Row(f"self-play supply ({args.preset}, 1 actor)", per_actor, "rows/s",
+                                f"{info['model']} ONNX, {info['visits']} visits, "
+                                f"{info['games_in_flight']} games", None, info))
+                rows.append(Row(f"self-play supply ({args.preset}, {info['actors']} actors)", supply,
+                                "rows/s", "1 core per actor (estimated)", None, info))
+        if supply is None:
+            print(f"NOTE: self-play supply measurement missing ({missing}); materialisation is "
+                  f"compared with the trainer admission rate ({admission:,.0f} rows/s) instead")
+
         for workers in sorted({0, args.workers}):
             with ReplayStore.create(folder / f"m{workers}.bin", capacity=200_000) as store, \
                     Materializer(TargetOptions(beta=0.05), workers=workers) as mat:
                 if workers:
                     mat.convert(shards[:workers])  # start the worker processes first
                 report_ = mat.run(shards, store)
-            rows.append(Row(f"materialize x{workers}", report_.rows_per_second, "rows/s",
-                            f"admission {admission:,.0f} rows/s", report_.rows_per_second / admission,
-                            {"rows": report_.rows, "games": report_.games}))
+            rate = report_.rows_per_second
+            extra: dict[str, float | int | str] = {"rows": report_.rows, "games": report_.games,
+                                                   "vs_admission": rate / admission}
+            if supply is not None:
+                extra["vs_supply"] = rate / supply
+                rows.append(Row(f"materialize x{workers}", rate, "rows/s",
+                                f"self-play supply {supply:,.0f} rows/s (target >= {SUPPLY_TARGET:g}x)",
+                                rate / supply, extra))
+            else:
+                rows.append(Row(f"materialize x{workers}", rate, "rows/s",
+                                f"admission {admission:,.0f} rows/s (supply missing)",
+                                rate / admission, extra))
             with ReplayStore.open(folder / f"m{workers}.bin", readonly=True) as done:
                 seed_rows = done.read_valid()
 

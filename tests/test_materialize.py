@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import numpy as np
@@ -9,7 +10,7 @@ import polars as pl
 import pytest
 
 from chesszero import core
-from chesszero.replay import ReplayStore, unpack_legal
+from chesszero.replay import ReplayStore, convert_shard, unpack_legal
 from chesszero.replay.materialize import (
     Materializer,
     ShardError,
@@ -232,6 +233,81 @@ def test_worker_processes_match_in_process(tmp_path: Path) -> None:
         for name in ("planes", "legal", "policy_ids", "policy_probs", "wdl", "next_ids",
                      "length", "surprise", "seq"):
             np.testing.assert_array_equal(getattr(ra, name), getattr(rb, name), err_msg=name)
+
+
+def test_convert_shard_is_validated_deterministic_and_appends_nothing(
+        tmp_path: Path, store: ReplayStore) -> None:
+    rng = np.random.default_rng(5)
+    shard = write_shard([fools_mate(rng, "a"), capped_game(rng, "b")], tmp_path / "s.parquet")
+    options = TargetOptions(beta=0.05)
+    rows = convert_shard(shard, options, generation=3)
+    assert len(rows) == 3 + 9 and store.total_appended == 0
+    again = convert_shard(shard, options)
+    assert rows.tobytes() == again.tobytes()  # a re-conversion after a crash gives the same rows
+    with pytest.raises(ShardError, match=rf"{shard}: .*generation 3.*as generation 4"):
+        convert_shard(shard, options, generation=4)
+    with pytest.raises(ShardError, match="nope.parquet"):
+        convert_shard(tmp_path / "nope.parquet", options)
+    # the rows are the ones ``Materializer.run`` appends
+    materialize([shard], store, options, workers=0)
+    stored = store.read_valid()
+    for name in ("planes", "legal", "policy_ids", "policy_probs", "wdl", "length", "surprise"):
+        np.testing.assert_array_equal(getattr(stored, name), rows[name], err_msg=name)
+
+
+class _Crash(Exception):
+    pass
+
+
+def test_per_shard_ingest_is_exactly_once_across_crashes(tmp_path: Path) -> None:
+    """The journal protocol of ``convert_shard``: crash before, during or after
+    the append, resume, and every shard's rows are in the store exactly once."""
+    rng = np.random.default_rng(6)
+    shards = [write_shard([fools_mate(rng, f"f{i}"), resigned_game(rng, f"r{i}")],
+                          tmp_path / f"s{i}.parquet") for i in range(4)]
+    options = TargetOptions()
+    path = tmp_path / "replay.bin"
+    ReplayStore.create(path, capacity=64, logical_capacity=64).close()
+    journal: dict[str, object] = {"done": [], "pending": None}
+
+    def ingest(crash_at: str | None) -> None:
+        with ReplayStore.open(path) as store:
+            pending = journal["pending"]
+            if pending is not None:  # resume an interrupted shard
+                shard, before = pending  # type: ignore[misc]
+                rows = convert_shard(shard, options)
+                if store.total_appended == before:
+                    store.append(rows)
+                assert store.total_appended == before + len(rows)
+                journal["done"].append(shard)  # type: ignore[attr-defined]
+                journal["pending"] = None
+            for shard in shards:
+                if shard in journal["done"]:  # type: ignore[operator]
+                    continue
+                journal["pending"] = (shard, store.total_appended)
+                rows = convert_shard(shard, options)
+                if crash_at == "before":
+                    raise _Crash
+                if crash_at == "during":  # die after the eviction/first flush
+                    def die(start: int, stop: int) -> None:
+                        raise _Crash
+                    store._flush = die  # type: ignore[method-assign]
+                store.append(rows)
+                if crash_at == "after":
+                    raise _Crash
+                journal["done"].append(shard)  # type: ignore[attr-defined]
+                journal["pending"] = None
+
+    for crash_at in ("after", "during", "before", "after", None):
+        with contextlib.suppress(_Crash):
+            ingest(crash_at)
+    assert journal == {"done": shards, "pending": None}
+    with ReplayStore.open(path, readonly=True) as store:
+        stored = store.read_valid()
+    expect = np.concatenate([convert_shard(s, options) for s in shards])
+    assert store.total_appended == len(expect) == 4 * (3 + 6)
+    np.testing.assert_array_equal(stored.planes, expect["planes"])
+    np.testing.assert_array_equal(stored.policy_probs, expect["policy_probs"])
 
 
 def test_options_from_config() -> None:

@@ -107,6 +107,43 @@ def test_ring_matches_fifo_model(tmp_path_factory: pytest.TempPathFactory,
         reader.close()
 
 
+def test_one_append_is_one_commit_whatever_its_size(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rows are written in pieces, but each call commits once (plus one eviction
+    header when it overwrites valid rows), so it is all-or-nothing."""
+    import chesszero.replay.store as store_module
+
+    monkeypatch.setattr(store_module, "WRITE_CHUNK_ROWS", 3)
+    model: deque[int] = deque()
+    with ReplayStore.create(tmp_path / "r.bin", capacity=32, logical_capacity=20) as store:
+        commits: list[StoreHeader] = []
+        real = store._commit
+        store._commit = lambda h: (commits.append(h), real(h))[0]  # type: ignore[method-assign]
+        for n in (7, 11, 5, 19, 20, 27, 1):
+            commits.clear()
+            start = store.total_appended
+            evicting = store.size + min(n, 20) > 20
+            assert store.append(synthetic_rows(np.arange(start, start + n))) == start + n
+            model.extend(range(start, start + n))
+            while len(model) > 20:
+                model.popleft()
+            assert len(commits) == 1 + evicting
+            if evicting:  # the eviction header drops old rows and admits nothing
+                assert commits[0].total_appended == start
+            assert valid_ids(store) == list(model)
+            assert_untorn(store.read_valid().__dict__)
+
+
+def test_create_with_a_starting_total(tmp_path: Path) -> None:
+    with ReplayStore.create(tmp_path / "r.bin", capacity=16, logical_capacity=8,
+                            total_appended=1000) as store:
+        assert store.size == 0 and store.total_appended == 1000
+        fill(store, 5)
+        assert valid_ids(store) == [1000, 1001, 1002, 1003, 1004]
+    with pytest.raises(ValueError, match="total_appended"):
+        ReplayStore.create(tmp_path / "x.bin", capacity=8, total_appended=-1)
+
+
 def test_readers_see_rows_only_after_refresh(tmp_path: Path) -> None:
     path = tmp_path / "r.bin"
     with ReplayStore.create(path, capacity=32) as writer:

@@ -10,11 +10,14 @@ Modules:
 - ``source``: ``StoreSampler``, the trainer's ``GlobalSampler`` over a live store.
 - ``credit``: ``CreditLedger``, reuse-ratio gating of training quanta.
 - ``targets``: pure target computations (outcome blur, root-value blend, WDL of values...).
-- ``convert``: one game record / shard -> rows (``TargetOptions``, ``ShardError``).
+- ``convert``: one game record / shard -> rows (``convert_shard``, ``TargetOptions``,
+  ``ShardError``).
 - ``materialize``: ``Materializer``, shards -> durable rows in worker processes.
+- ``snapshot``: versioned snapshot folders of a store (``write_snapshot``,
+  ``read_snapshot``, ``restore_store``) and ``dvc_track``.
 """
 
-from chesszero.replay.convert import ShardError, TargetOptions
+from chesszero.replay.convert import ShardError, TargetOptions, convert_shard
 from chesszero.replay.credit import CreditLedger, InsufficientCreditError
 from chesszero.replay.header import ReplayFormatError, StoreHeader
 from chesszero.replay.layout import (
@@ -34,6 +37,15 @@ from chesszero.replay.sampler import (
     SurpriseSampler,
     rank_share,
 )
+from chesszero.replay.snapshot import (
+    DvcError,
+    SnapshotError,
+    SnapshotInfo,
+    dvc_track,
+    read_snapshot,
+    restore_store,
+    write_snapshot,
+)
 from chesszero.replay.source import StoreSampler
 from chesszero.replay.store import ReplayLockedError, ReplayStore, StaleRowsError
 
@@ -42,6 +54,7 @@ __all__ = [
     "MAX_POLICY",
     "ROW_DTYPE",
     "CreditLedger",
+    "DvcError",
     "InsufficientCreditError",
     "MaterializeReport",
     "Materializer",
@@ -52,16 +65,23 @@ __all__ = [
     "RowBatch",
     "SamplerOptions",
     "ShardError",
+    "SnapshotError",
+    "SnapshotInfo",
     "StaleRowsError",
     "StoreHeader",
     "StoreSampler",
     "SurpriseSampler",
     "TargetOptions",
+    "convert_shard",
     "densify",
+    "dvc_track",
     "empty_rows",
     "materialize",
     "pack_legal",
     "rank_share",
+    "read_snapshot",
+    "restore_store",
     "unpack_legal",
     "validate_rows",
+    "write_snapshot",
 ]

@@ -13,6 +13,9 @@ games. Rows carry the record's ``generation`` and, as their timestamp, the
 shard file's modification time (records hold no completion time; shards are
 written atomically when their games finish).
 
+``convert_shard`` is the per-shard entry point (validated rows, nothing
+appended) for exactly-once ingest; ``shard_rows`` also returns the game count.
+
 Anything inconsistent (schema violation, unreadable file, an illegal move, a
 policy action that is not legal, a result the final position contradicts)
 raises ``ShardError`` naming the file and game.
@@ -184,11 +187,13 @@ def _check_ending(game: Any, rec: dict[str, Any]) -> None:
                         f"{rec['termination']}, the final position {game.fen()} has {found}")
 
 
-def shard_rows(path: str | os.PathLike[str], options: TargetOptions) -> tuple[np.ndarray, int]:
+def shard_rows(path: str | os.PathLike[str], options: TargetOptions, *,
+               generation: int | None = None) -> tuple[np.ndarray, int]:
     """All rows of one shard (games in file order) and its game count.
 
-    Validates the shard with the records schema first; any failure raises
-    ``ShardError`` naming the file.
+    Validates the shard with the records schema first (and, when
+    ``generation`` is given, that every game was played by that generation's
+    model); any failure raises ``ShardError`` naming the file.
     """
     from chesszero.selfplay.records import read_shard
 
@@ -201,12 +206,40 @@ def shard_rows(path: str | os.PathLike[str], options: TargetOptions) -> tuple[np
     parts = []
     try:
         for rec in frame.iter_rows(named=True):
+            if generation is not None and int(rec["generation"]) != generation:
+                raise GameError(f"game {rec['game_id']}: played by generation {rec['generation']}, "
+                                f"this shard is ingested as generation {generation}")
             parts.append(game_rows(rec, options, stamp))
         rows = np.concatenate(parts) if parts else empty_rows(0)
         validate_rows(rows, source="materialised rows")
     except (GameError, ValueError) as exc:
         raise ShardError([(name, _short(exc))]) from exc
     return rows, frame.height
+
+
+def convert_shard(path: str | os.PathLike[str], options: TargetOptions | None = None, *,
+                  generation: int | None = None) -> np.ndarray:
+    """The replay rows (``ROW_DTYPE``) of one game-record shard; appends nothing.
+
+    The per-shard, exactly-once ingest path. The shard is fully validated
+    (records schema, rules, targets; with ``generation``, every game must
+    carry that generation) before any row is returned, and the result is a
+    deterministic function of the file and ``options`` (row timestamps are the
+    file's modification time), so a shard converted again after a crash gives
+    the same rows. Raises ``ShardError`` naming the file. The protocol::
+
+        before = store.total_appended
+        journal(shard, before)                    # durable, before the append
+        rows = convert_shard(shard, options, generation=g)
+        store.append(rows)                        # atomic: all rows or none
+        mark_done(shard)
+
+    and on resume with a journalled, unfinished shard: ``store.total_appended
+    == before`` means the append never happened (convert and append again);
+    ``before + len(rows)`` means it did (just mark the shard done). Anything
+    else means another writer touched the store.
+    """
+    return shard_rows(path, options or TargetOptions(), generation=generation)[0]
 
 
 def _short(exc: BaseException) -> str:

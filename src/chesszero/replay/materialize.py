@@ -10,6 +10,14 @@ records schema or contradicts the rules, ``ShardError`` names every bad file
 and nothing is appended (the shards stay on disk, so nothing is lost). With
 ``errors="skip"`` good shards are appended and bad ones are reported.
 
+``run`` is not exactly-once across crashes: it appends the shards one after
+another, so a process killed mid-call leaves the earlier shards admitted and
+the later ones not (each shard itself is all-or-nothing, ``ReplayStore.append``
+being atomic), and calling ``run`` again with the same paths admits the earlier
+shards twice. A campaign that must survive kill -9 ingests shard by shard with
+``convert.convert_shard`` and a journal of ``store.total_appended`` (see its
+docstring); ``run`` suits one-shot jobs, benchmarks and tests.
+
 Typical use::
 
     with Materializer(TargetOptions(beta=0.05), workers=4) as mat:
@@ -97,7 +105,13 @@ class Materializer:
 
     def run(self, paths: Sequence[str | os.PathLike[str]], store: ReplayStore, *,
             errors: Literal["raise", "skip"] = "raise") -> MaterializeReport:
-        """Convert ``paths`` in the workers, then durably append their rows to ``store``."""
+        """Convert ``paths`` in the workers, then durably append their rows to ``store``.
+
+        Each shard is appended atomically, in the given order, but the call as
+        a whole is not exactly-once across crashes: after a kill some shards
+        may be in the store and a rerun appends them again. For exactly-once
+        ingest go shard by shard with ``convert_shard`` (module docstring).
+        """
         if errors not in ("raise", "skip"):
             raise ValueError(f"errors must be 'raise' or 'skip', got {errors!r}")
         start = time.perf_counter()

@@ -9,7 +9,9 @@ generator for checkpoint resume.
 
 Eligible rows are the valid rows except the ``guard_rows`` oldest (at most a
 quarter of them): those are the next to be overwritten by a concurrent writer,
-so leaving them out makes ``StaleRowsError`` on read rare.
+so leaving them out makes ``StaleRowsError`` on read rare. An append evicts all
+the rows it needs room for at once (appends are atomic), so one larger than the
+guard band can still make rows stale; ``StoreSampler`` replaces those.
 
 Weights live in a float32 array over physical slots with float64 sums per block
 of 256 slots; ``sync`` updates only the slots that changed since the previous

@@ -5,19 +5,30 @@ One file holds a versioned double-buffered header, a float32 priority column
 fixed-size rows (``layout.ROW_DTYPE``); see ``header`` for the byte layout and
 the ring arithmetic.
 
-Durable admission. ``append`` writes in chunks of at most ``APPEND_CHUNK_ROWS``
-(and the logical capacity), each in three steps:
+Durable admission. Each ``append`` call is atomic as a whole, whatever its
+size: after a crash either every row of the call is admitted or none is. It
+takes three steps:
 
-1. if the chunk will overwrite valid rows, commit a header that drops exactly
-   those oldest rows (``size`` shrinks) and flush it;
-2. write the rows and their priorities, flush them (``msync``);
-3. commit a header that advances ``head``, ``size`` and ``total_appended``.
+1. if the call will overwrite valid rows, commit a header that drops exactly
+   those oldest rows (``size`` shrinks, ``total_appended`` does not move) and
+   flush it;
+2. write all the rows and their priorities (in pieces of
+   ``WRITE_CHUNK_ROWS``, to bound temporary memory) and flush them (``msync``);
+3. commit one header that advances ``head``, ``size`` and ``total_appended``
+   by the whole call.
 
 Rows are visible (to sampling, reading and training credit) only after step 3.
 A process killed anywhere leaves the newest valid header describing rows that
-are all intact: rows of an unfinished chunk are outside it, and the rows they
+are all intact: rows of an unfinished call are outside it, and the rows they
 overwrite left it in step 1. Header commits alternate between the two slots,
-so a torn header write falls back to the previous one.
+so a torn header write falls back to the previous one. So a caller that
+records ``total_appended`` before an append knows after any crash whether the
+call happened: ``total_appended`` is either unchanged or advanced by exactly
+the call's row count (exactly-once ingest, see ``convert.convert_shard``).
+
+A call with more rows than the logical capacity ``L`` behaves like the same
+rows appended one by one: ``total_appended`` advances by all of them, and only
+the newest ``L`` are kept (and written).
 
 Readers in other processes open the file read-only, call ``refresh`` to adopt
 the newest header, and ``read`` rows: a read copies the rows, then re-reads the
@@ -53,9 +64,8 @@ from chesszero.replay.rows import RowBatch
 __all__ = ["ReplayStore", "ReplayFormatError", "ReplayLockedError", "StaleRowsError"]
 
 
-APPEND_CHUNK_ROWS = 4096
-"""Rows per durable commit: an append evicts at most this many rows at a time,
-which the sampler's default guard band (4,096 oldest rows) absorbs."""
+WRITE_CHUNK_ROWS = 4096
+"""Rows copied, stamped and flushed at a time inside one (atomic) append."""
 
 
 class ReplayLockedError(RuntimeError):
@@ -89,20 +99,25 @@ class ReplayStore:
     # ------------------------------------------------------------ lifecycle
     @classmethod
     def create(cls, path: str | os.PathLike[str], *, capacity: int,
-               logical_capacity: int | None = None) -> ReplayStore:
+               logical_capacity: int | None = None, total_appended: int = 0) -> ReplayStore:
         """Preallocate a new store file of ``capacity`` rows and open it for writing.
 
         The file is built under a temporary name and renamed into place, so a
-        crash never leaves a half-initialised store at ``path``.
+        crash never leaves a half-initialised store at ``path``. A non-zero
+        ``total_appended`` starts the (empty) store as if that many rows had
+        been appended and evicted, so the next row gets that ``seq`` (used by
+        ``snapshot.restore_store`` to keep append indices across a restore).
         """
         path = Path(path)
         logical = capacity if logical_capacity is None else logical_capacity
         if capacity <= 0 or not 0 < logical <= capacity:
             raise ValueError(f"{path}: need 0 < logical_capacity ({logical}) <= capacity ({capacity})")
+        if total_appended < 0:
+            raise ValueError(f"{path}: total_appended must be >= 0, got {total_appended}")
         if path.exists():
             raise FileExistsError(f"{path}: replay store already exists; open it or remove it first")
         header = StoreHeader(capacity=capacity, logical_capacity=logical, head=0, size=0,
-                             total_appended=0, sequence=1)
+                             total_appended=total_appended, sequence=1)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644)
         try:
@@ -250,37 +265,44 @@ class ReplayStore:
         self._commit(replace(grown, sequence=h.sequence + 1))
 
     def append(self, rows: np.ndarray) -> int:
-        """Durably admit ``rows`` (``ROW_DTYPE``); returns the new ``total_appended``.
+        """Durably and atomically admit ``rows`` (``ROW_DTYPE``); returns the new
+        ``total_appended``.
 
-        The ``seq`` field is stamped by the store. Invalid rows raise
-        ``ValueError`` before anything is written.
+        All rows of the call become visible together, or (after a crash) none
+        does; see the module docstring. The ``seq`` field is stamped by the
+        store. Invalid rows raise ``ValueError`` before anything is written.
+        An append evicts as many of the oldest rows as it needs room for, all
+        at once: a reader sampling from an older header may then find its rows
+        stale (``StoreSampler`` replaces them).
         """
         self._writable()
         validate_rows(rows, source=f"append to {self.path}")
-        step = min(self._header.logical_capacity, APPEND_CHUNK_ROWS)
-        for start in range(0, len(rows), step):
-            self._append_chunk(rows[start:start + step])
-        return self._header.total_appended
-
-    def _append_chunk(self, rows: np.ndarray) -> None:
         n = len(rows)
         h = self._header
-        evict = max(0, h.size + n - h.logical_capacity)
+        if n == 0:
+            return h.total_appended
+        keep = min(n, h.logical_capacity)            # rows that will still be valid
+        evict = max(0, h.size + keep - h.logical_capacity)
         if evict:
             h = replace(h, size=h.size - evict, sequence=h.sequence + 1)
             self._commit(h)
-        out = rows.copy()
-        out["seq"] = np.arange(h.total_appended, h.total_appended + n, dtype=np.int64)
-        slots = h.append_to_slot(out["seq"])
+        first = h.total_appended + n - keep          # append index of the first kept row
         base = rows_offset(h.capacity)
-        for a, b, lo in _runs(slots):
-            self._rows[a:b] = out[lo:lo + b - a]
-            self._prio[a:b] = out["surprise"][lo:lo + b - a]
-        for a, b, _ in _runs(slots):
-            self._flush(HEADER_BYTES + 4 * a, HEADER_BYTES + 4 * b)
-            self._flush(base + a * ROW_SIZE, base + b * ROW_SIZE)
-        self._commit(replace(h, head=(h.head + n) % h.logical_capacity, size=h.size + n,
+        for lo in range(0, keep, WRITE_CHUNK_ROWS):
+            hi = min(lo + WRITE_CHUNK_ROWS, keep)
+            out = rows[n - keep + lo:n - keep + hi].copy()
+            out["seq"] = np.arange(first + lo, first + hi, dtype=np.int64)
+            slots = h.append_to_slot(out["seq"])
+            runs = _runs(slots)
+            for a, b, at in runs:
+                self._rows[a:b] = out[at:at + b - a]
+                self._prio[a:b] = out["surprise"][at:at + b - a]
+            for a, b, _ in runs:
+                self._flush(HEADER_BYTES + 4 * a, HEADER_BYTES + 4 * b)
+                self._flush(base + a * ROW_SIZE, base + b * ROW_SIZE)
+        self._commit(replace(h, head=(h.head + n) % h.logical_capacity, size=h.size + keep,
                              total_appended=h.total_appended + n, sequence=h.sequence + 1))
+        return self._header.total_appended
 
     # ------------------------------------------------------------ reading
     def priorities(self, slots: np.ndarray) -> np.ndarray:
@@ -300,6 +322,11 @@ class ReplayStore:
         Raises ``StaleRowsError`` if a slot holds no valid row in the current
         header, or its row was evicted by the time the copy finished.
         """
+        s = self._check_slots(slots)
+        return RowBatch.from_rows(self.read_rows(s), s)
+
+    def read_rows(self, slots: np.ndarray) -> np.ndarray:
+        """Like ``read``, but the raw ``ROW_DTYPE`` records (a copy)."""
         self._check_open()
         s = self._check_slots(slots)
         before = self._header
@@ -309,7 +336,7 @@ class ReplayStore:
         ok = (expected >= after.oldest) & (rows["seq"] == expected)
         if not ok.all():
             raise StaleRowsError(self.path, s[~ok])
-        return RowBatch.from_rows(rows, s)
+        return rows
 
     def read_valid(self, *, oldest_first: bool = True) -> RowBatch:
         """All valid rows (for snapshots, analysis and tests)."""
