@@ -2,12 +2,14 @@
 //
 // A node is both a position and the edge that leads to it from its parent.
 // Children of a node are one contiguous block, created when the node is
-// first reached (from the legal-move list). Nodes are addressed by index, so
+// first reached (from the legal-move list) and sorted by prior once the
+// network answers. Nodes are addressed by index, so
 // the arena can grow without invalidating anything; the root is always
 // index 0. The arena keeps its memory between searches and games, so a tree
 // in steady state allocates nothing.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 

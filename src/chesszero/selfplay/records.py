@@ -15,9 +15,14 @@ exactly from ``start_fen`` + ``prefix_moves`` + ``moves``:
   value is also stored as ``cap_value``.
 - Values (``root_value``, ``raw_value``, ``best_q``, ``cap_value``) are scalars
   ``W - L`` in [-1, 1] from the side to move at that position.
+- A resigned game's last searched entry is the position where the side to
+  move resigned, also with ``ply == len(moves)`` (no move was played there).
 - The policy target is sparse: ``policy_ids[i]`` (at most 60 action indices,
-  SPEC 3) with ``policy_counts[i]`` (root visits after forced-playout pruning),
-  and ``policy_discarded[i]`` the pruned-target visit mass beyond the 60 kept.
+  SPEC 3, most visited first) with ``policy_counts[i]`` (root visits after
+  forced-playout pruning; fractional when visits were kept from the previous
+  move's tree), ``policy_prior[i]`` (the network prior of those actions,
+  without root noise) and ``policy_discarded[i]`` (the pruned-target visit
+  mass beyond the 60 kept). ``visits[i]`` is the root's total visit count.
 - ``policy_surprise[i]`` is ``KL(pi_search || p_prior)`` over all legal moves
   (full pruned target, prior without root noise), the replay sampler's
   priority (SPEC 7).
@@ -177,47 +182,66 @@ def _row_rules() -> list[tuple[str, pl.Expr]]:
     n = pl.col("ply").list.len()
     term = pl.col("termination")
     same_len = pl.all_horizontal([pl.col(c).list.len() == n for c in _PLY_COLUMNS])
-    inner_len = pl.col("policy_ids").list.eval(pl.element().list.len()).list.eval(
-        pl.element() <= MAX_POLICY_ENTRIES
-    ).list.all()
+    inner_len = (
+        pl.col("policy_ids")
+        .list.eval(pl.element().list.len())
+        .list.eval(pl.element() <= MAX_POLICY_ENTRIES)
+        .list.all()
+    )
     ids_len = pl.col("policy_ids").list.eval(pl.element().list.len())
     ids_counts_match = (ids_len == pl.col("policy_counts").list.eval(pl.element().list.len())) & (
         ids_len == pl.col("policy_prior").list.eval(pl.element().list.len())
     )
-    ids_range = pl.col("policy_ids").list.eval(
-        pl.element().list.eval(pl.element().is_between(0, NUM_ACTIONS - 1)).list.all()
-    ).list.all()
-    counts_ok = pl.col("policy_counts").list.eval(
-        pl.element().list.eval(pl.element() >= 0).list.all()
-    ).list.all()
-    prior_ok = pl.col("policy_prior").list.eval(
-        pl.element().list.eval(pl.element().is_between(0.0, 1.0)).list.all()
-    ).list.all()
+    ids_range = (
+        pl.col("policy_ids")
+        .list.eval(pl.element().list.eval(pl.element().is_between(0, NUM_ACTIONS - 1)).list.all())
+        .list.all()
+    )
+    counts_ok = (
+        pl.col("policy_counts")
+        .list.eval(pl.element().list.eval(pl.element() >= 0).list.all())
+        .list.all()
+    )
+    prior_ok = (
+        pl.col("policy_prior")
+        .list.eval(pl.element().list.eval(pl.element().is_between(0.0, 1.0)).list.all())
+        .list.all()
+    )
     ply_range = pl.col("ply").list.eval(pl.element() >= 0).list.all() & (
         pl.col("ply").list.max().fill_null(0) <= pl.col("moves").list.len()
     )
     n_cap = pl.col("is_cap_search").list.sum()
-    cap_rule = pl.when(term == "ply_cap").then(
-        (n_cap == 1)
-        & pl.col("is_cap_search").list.last()
-        & (pl.col("ply").list.last() == pl.col("moves").list.len())
-        & pl.col("cap_value").is_not_null()
-        & (pl.col("result") == "1/2-1/2")
-    ).otherwise((n_cap == 0) & pl.col("cap_value").is_null())
-    decisive = term.is_in(list(DECISIVE_TERMINATIONS))
-    result_rule = pl.when(decisive).then(pl.col("result") != "1/2-1/2").otherwise(
-        pl.col("result") == "1/2-1/2"
-    )
-    resign_rule = pl.when(term == "resignation").then(
-        pl.col("resigned_by").is_not_null()
-        & ~pl.col("is_continuation")
-        & pl.col("resign_threshold").is_not_null()
-        & (
-            pl.when(pl.col("resigned_by") == "white")
-            .then(pl.col("result") == "0-1")
-            .otherwise(pl.col("result") == "1-0")
+    cap_rule = (
+        pl.when(term == "ply_cap")
+        .then(
+            (n_cap == 1)
+            & pl.col("is_cap_search").list.last()
+            & (pl.col("ply").list.last() == pl.col("moves").list.len())
+            & pl.col("cap_value").is_not_null()
+            & (pl.col("result") == "1/2-1/2")
         )
-    ).otherwise(pl.col("resigned_by").is_null())
+        .otherwise((n_cap == 0) & pl.col("cap_value").is_null())
+    )
+    decisive = term.is_in(list(DECISIVE_TERMINATIONS))
+    result_rule = (
+        pl.when(decisive)
+        .then(pl.col("result") != "1/2-1/2")
+        .otherwise(pl.col("result") == "1/2-1/2")
+    )
+    resign_rule = (
+        pl.when(term == "resignation")
+        .then(
+            pl.col("resigned_by").is_not_null()
+            & ~pl.col("is_continuation")
+            & pl.col("resign_threshold").is_not_null()
+            & (
+                pl.when(pl.col("resigned_by") == "white")
+                .then(pl.col("result") == "0-1")
+                .otherwise(pl.col("result") == "1-0")
+            )
+        )
+        .otherwise(pl.col("resigned_by").is_null())
+    )
     return [
         ("per-ply lists have equal length", same_len),
         ("at most 60 policy entries", inner_len),
@@ -225,18 +249,30 @@ def _row_rules() -> list[tuple[str, pl.Expr]]:
         ("policy ids are actions", ids_range),
         ("policy counts >= 0", counts_ok),
         ("policy prior in [0, 1]", prior_ok),
-        ("policy_discarded >= 0", pl.col("policy_discarded").list.eval(pl.element() >= 0).list.all()),
+        (
+            "policy_discarded >= 0",
+            pl.col("policy_discarded").list.eval(pl.element() >= 0).list.all(),
+        ),
         ("root_value in [-1, 1]", _all_in("root_value", -1.0, 1.0)),
         ("raw_value in [-1, 1]", _all_in("raw_value", -1.0, 1.0)),
         ("best_q in [-1, 1]", _all_in("best_q", -1.0, 1.0)),
-        ("policy_surprise >= 0", pl.col("policy_surprise").list.eval(pl.element() >= -1e-4).list.all()),
+        (
+            "policy_surprise >= 0",
+            pl.col("policy_surprise").list.eval(pl.element() >= -1e-4).list.all(),
+        ),
         ("visits >= 1", pl.col("visits").list.eval(pl.element() >= 1).list.all()),
         ("ply indexes moves", ply_range),
-        ("ply strictly increasing", pl.col("ply").list.eval(pl.element().diff().drop_nulls() > 0).list.all()),
+        (
+            "ply strictly increasing",
+            pl.col("ply").list.eval(pl.element().diff().drop_nulls() > 0).list.all(),
+        ),
         ("ply cap rows: one final cap search and cap_value", cap_rule),
         ("result matches termination", result_rule),
         ("resignation fields", resign_rule),
-        ("cap_value in [-1, 1]", pl.col("cap_value").is_null() | pl.col("cap_value").is_between(-1, 1)),
+        (
+            "cap_value in [-1, 1]",
+            pl.col("cap_value").is_null() | pl.col("cap_value").is_between(-1, 1),
+        ),
     ]
 
 

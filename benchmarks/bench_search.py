@@ -1,0 +1,279 @@
+"""Search and self-play benchmark, one run, ratios measured on this machine.
+
+1. Tree simulations per CPU-second (one core, process time, so other load on
+   the machine cancels out) with the uniform evaluator: the native
+   search (analysis searcher and self-play actor, planes encoded for every
+   leaf) against a small pure-Python PUCT over python-chess (written below,
+   same rule, first-play urgency, discount and terminal checks; it encodes
+   nothing). Target: >= 50x.
+2. Self-play searches/s with a real ``cpu``-size network (6x64, SPEC 4)
+   exported to ONNX, divided by that network's pure ONNX Runtime inference
+   throughput at the same batch size (one intra-op thread both times).
+   Target: >= 0.85. With double buffering the tree work overlaps inference.
+   Pure-inference and self-play windows alternate; the ratio is the median
+   of the per-round ratios (the machine may be shared). A search that ends
+   at a terminal node needs no inference, so the ratio can exceed 1.
+
+Run: ``.venv/bin/python benchmarks/bench_search.py [--quick] [--json out.json]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import random
+import tempfile
+import time
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+
+import chess
+import numpy as np
+from common import Row, report
+
+from chesszero import _core, core
+from chesszero.search import BatchPipeline, BatchSearch, OnnxEvaluator, UniformEvaluator
+
+# ------------------------------------------------------------- pure-Python reference
+
+
+class PyNode:
+    __slots__ = ("children", "move", "n", "prior", "terminal", "w")
+
+    def __init__(self, move: chess.Move | None, prior: float) -> None:
+        self.move = move
+        self.prior = prior
+        self.n = 0.0
+        self.w = 0.0  # sum of values from this node's side to move
+        self.children: list[PyNode] | None = None
+        self.terminal: float | None = None
+
+
+def _terminal_value(board: chess.Board) -> float | None:
+    if board.is_checkmate():
+        return -1.0
+    if (
+        board.is_stalemate()
+        or board.is_insufficient_material()
+        or board.halfmove_clock >= 100
+        or board.is_repetition(3)
+    ):
+        return 0.0
+    return None
+
+
+def py_puct(
+    board: chess.Board, visits: int, c: float = 1.5, fpu: float = 0.2, gamma: float = 0.99
+) -> int:
+    """Pure-Python PUCT with a uniform evaluator; returns simulations run."""
+    root = PyNode(None, 1.0)
+    sims = 0
+    while root.n < visits:
+        node, path = root, [root]
+        while node.children is not None and node.terminal is None:
+            sqrt_n = math.sqrt(max(1.0, node.n))
+            parent_value = node.w / node.n if node.n > 0 else 0.0
+            best, best_score = None, -1e30
+            for ch in node.children:
+                q = -gamma * ch.w / ch.n if ch.n > 0 else parent_value - fpu
+                score = q + c * ch.prior * sqrt_n / (1.0 + ch.n)
+                if score > best_score:
+                    best, best_score = ch, score
+            node = best
+            board.push(node.move)
+            path.append(node)
+        if node.terminal is not None:
+            value = node.terminal
+        else:
+            value = _terminal_value(board)
+            if value is not None:
+                node.terminal = value
+            else:
+                moves = list(board.legal_moves)
+                node.children = [PyNode(m, 1.0 / len(moves)) for m in moves]
+                value = 0.0  # the uniform evaluator's W - L
+        for i, n in enumerate(reversed(path)):
+            n.n += 1.0
+            n.w += value
+            value = -gamma * value
+            if i < len(path) - 1:
+                board.pop()
+        sims += 1
+    return sims
+
+
+# ------------------------------------------------------------------------ positions
+
+
+def positions(count: int, seed: int = 1) -> list[str]:
+    rng = random.Random(seed)
+    fens = [chess.STARTING_FEN]
+    while len(fens) < count:
+        b = chess.Board()
+        for _ in range(rng.randint(6, 30)):
+            moves = list(b.legal_moves)
+            if not moves:
+                break
+            b.push(rng.choice(moves))
+        if not b.is_game_over():
+            fens.append(b.fen())
+    return fens
+
+
+# ---------------------------------------------------------------------- measurements
+
+
+def native_searcher_rate(fens: list[str], visits: int) -> float:
+    search = BatchSearch(
+        UniformEvaluator(), slots=len(fens), options=_core.SearchOptions.self_play()
+    )
+    games = [core.Game(f) for f in fens]
+    best = 0.0
+    for _ in range(3):
+        for i in range(len(fens)):
+            search.forget(i)
+        start = time.process_time()
+        results = search.search(games, visits=visits)
+        elapsed = time.process_time() - start
+        best = max(best, sum(r.visits for r in results) / elapsed)
+    return best
+
+
+class ActorRun:
+    """A self-play actor kept warm between measurements."""
+
+    def __init__(
+        self, evaluator: object, *, games: int, batch: int, depth: int, visits: int
+    ) -> None:
+        self.actor = _core.Actor(_core.ActorOptions(num_games=games, max_outstanding=depth, seed=3))
+        self.actor.set_limits(visits=visits, ply_cap=150)
+        self.pipe = BatchPipeline(self.actor, evaluator, batch_size=batch, depth=depth)
+        for _ in range(2 * depth):  # warm up: trees and buffers reach their working size
+            self.pipe.step()
+        self.pipe.flush()
+
+    def rate(self, batches: int, clock: Callable[[], float] = time.perf_counter) -> float:
+        """Simulations/s (network evaluations + terminal hits) over `batches` batches."""
+        before = self.actor.counters()
+        start = clock()
+        for _ in range(batches):
+            self.pipe.step()
+        self.pipe.flush()
+        elapsed = clock() - start
+        after = self.actor.counters()
+        sims = after["evaluations"] - before["evaluations"]
+        sims += after["terminal_hits"] - before["terminal_hits"]
+        return sims / elapsed
+
+    def close(self) -> None:
+        self.pipe.close()
+
+
+def export_cpu_network(path: Path) -> Path:
+    import torch
+
+    from chesszero.model import ChessNet
+
+    class Deployable(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.net = ChessNet("6x64", aux_heads=False).inference_view()
+
+        def forward(self, planes: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+            policy, wdl = self.net(planes)
+            return policy, torch.softmax(wdl, dim=-1)
+
+    torch.manual_seed(0)
+    model = Deployable().eval()
+    with warnings.catch_warnings(), torch.no_grad():
+        warnings.simplefilter("ignore")  # the legacy exporter announces its deprecation
+        torch.onnx.export(
+            model,
+            (torch.zeros(2, 52, 8, 8),),
+            str(path),
+            input_names=["planes"],
+            output_names=["policy_logits", "wdl"],
+            dynamic_axes={"planes": {0: "n"}, "policy_logits": {0: "n"}, "wdl": {0: "n"}},
+            opset_version=17,
+            dynamo=False,
+        )
+    return path
+
+
+def inference_rate(evaluator: OnnxEvaluator, planes: np.ndarray, seconds: float) -> float:
+    """Pure inference positions/s on a fixed batch of real positions."""
+    n, start = 0, time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        evaluator.evaluate(planes)
+        n += planes.shape[0]
+    return n / (time.perf_counter() - start)
+
+
+def paired_ratio(
+    evaluator: OnnxEvaluator, *, batch: int, depth: int, rounds: int, seconds: float
+) -> tuple[float, float, float]:
+    """Alternates pure inference and self-play windows (so load drift on a
+    shared machine hits both alike); medians of (pure, self-play, ratio)."""
+    planes = core.encode_batch([core.Game(f) for f in positions(batch, seed=4)])
+    evaluator.evaluate(planes)
+    run = ActorRun(evaluator, games=batch * depth, batch=batch, depth=depth, visits=64)
+    pures, plays, ratios = [], [], []
+    for _ in range(rounds):
+        pure = inference_rate(evaluator, planes, seconds)
+        play = run.rate(max(3, int(seconds * pure / batch)))
+        pures.append(pure)
+        plays.append(play)
+        ratios.append(play / pure)
+    run.close()
+    return float(np.median(pures)), float(np.median(plays)), float(np.median(ratios))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="smaller budgets (CI smoke)")
+    parser.add_argument("--json", type=Path, default=None)
+    args = parser.parse_args()
+    quick = args.quick
+    rows: list[Row] = []
+
+    fens = positions(8 if quick else 32)
+    visits = 200 if quick else 800
+    start = time.process_time()
+    sims = sum(py_puct(chess.Board(f), visits) for f in fens)
+    py_rate = sims / (time.process_time() - start)
+    rows.append(Row(f"python-chess PUCT, {len(fens)} positions", py_rate, "sims/s", "reference"))
+    rate = native_searcher_rate(fens, visits)
+    rows.append(
+        Row("native searcher, same positions", rate, "sims/s", "python PUCT", rate / py_rate)
+    )
+    run = ActorRun(UniformEvaluator(), games=128, batch=128, depth=1, visits=200)
+    rate = run.rate(40 if quick else 150, clock=time.process_time)
+    run.close()
+    rows.append(Row("native self-play, 128 games", rate, "sims/s", "python PUCT", rate / py_rate))
+
+    with tempfile.TemporaryDirectory() as tmp:
+        onnx_path = export_cpu_network(Path(tmp) / "cpu_6x64.onnx")
+        evaluator = OnnxEvaluator(onnx_path, threads=1)
+        for batch in (64,) if quick else (64, 256):
+            for depth in (1, 2):
+                pure, play, ratio = paired_ratio(
+                    evaluator, batch=batch, depth=depth, rounds=3, seconds=1.5 if quick else 4.0
+                )
+                label = "double-buffered" if depth == 2 else "sequential"
+                rows.append(Row(f"ONNX Runtime 6x64, batch {batch}", pure, "pos/s", "reference"))
+                rows.append(
+                    Row(
+                        f"self-play 6x64, batch {batch}, {label}",
+                        play,
+                        "searches/s",
+                        "ONNX Runtime",
+                        ratio,
+                    )
+                )
+
+    report("chesszero search benchmark", rows, args.json)
+
+
+if __name__ == "__main__":
+    main()

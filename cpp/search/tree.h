@@ -1,0 +1,131 @@
+// Layer 5 (search): one PUCT search tree over a game's current position.
+//
+// The owner drives it in three steps, never calling the network itself:
+//   begin_search(visits)            set the root-visit target (and root noise)
+//   traverse(planes) -> LEAF        a leaf to evaluate; its planes are written
+//   apply(leaf, logits, wdl)        the network answer: expand and back up
+// until done(). Several traversals may wait at once (virtual loss); a
+// traversal never goes to a leaf already waiting for the network. Terminal
+// positions (mate, stalemate, insufficient material, fifty moves, threefold
+// repetition over the game history plus the path) are backed up at once with
+// their exact value. Values are W - L from the side to move of each node and
+// are multiplied by `discount` for every ply they travel up.
+//
+// After a move, advance() makes the played child the root and keeps
+// `subtree_retention` of every retained node's statistics.
+#pragma once
+
+#include <vector>
+
+#include "core/game.h"
+#include "search/node.h"
+#include "search/options.h"
+#include "search/rng.h"
+
+namespace cz {
+
+struct Traversal {
+  enum Kind : int { LEAF = 0, TERMINAL = 1, COLLISION = 2 };
+  Kind kind;
+  uint32_t node;  // the leaf waiting for the network (LEAF only)
+};
+
+// Root statistics of one child after a search.
+struct RootChild {
+  Move move;
+  int action = 0;
+  float visits = 0;      // raw visits (retained ones included)
+  float target = 0;      // visits after forced-playout pruning (the policy target)
+  float prior = 0;       // network prior, no noise
+  float root_prior = 0;  // prior used at the root (noise mixed in when active)
+  float q = 0;           // backed-up value from the root's side to move (FPU value when unvisited)
+};
+
+// What a finished search says about the root.
+struct RootSummary {
+  float visits = 0;      // root visits
+  float value = 0;       // root value, side to move
+  float raw_value = 0;   // network value of the root position
+  float best_q = 0;      // q of the most visited child
+  float surprise = 0;    // KL(target / sum || prior) over legal moves
+  int best = -1;         // index (in the child list) of the most visited child
+};
+
+class Tree {
+ public:
+  explicit Tree(const SearchOptions& options = SearchOptions{}, uint64_t seed = 0);
+
+  void set_options(const SearchOptions& options) { opt_ = options; }
+  const SearchOptions& options() const { return opt_; }
+  Rng& rng() { return rng_; }
+  void reserve(size_t nodes) { nodes_.reserve(nodes); }
+
+  // Drops all statistics; the root becomes `game`'s current position.
+  void reset(const Game& game);
+  // Plays legal root move `m`: its subtree becomes the tree (statistics scaled
+  // by subtree_retention), or a fresh root when the child was never reached.
+  // `scratch` is working memory (swapped with the tree's own arena).
+  void advance(Move m, NodeArena& scratch);
+
+  // Starts a search that stops when the root has `visits` visits (visits kept
+  // from an earlier search count). `noise` mixes root Dirichlet noise into
+  // the root prior when dirichlet_epsilon > 0.
+  void begin_search(int visits, bool noise);
+  bool needs_leaf() const;  // another traversal may start now
+  bool done() const;        // target reached and nothing in flight
+  int inflight() const { return nodes_[0].inflight; }
+
+  // One traversal. LEAF writes the leaf's 52x64 planes to `planes`.
+  Traversal traverse(float* planes);
+  // Network answer for a LEAF: logits over the 1,880 actions, WDL probabilities.
+  void apply(uint32_t leaf, const float* logits, const float* wdl);
+  // Calls fn(action) for each legal move of a LEAF (the logits apply() reads).
+  template <class Fn>
+  void for_each_action(uint32_t leaf, Fn fn) const {
+    const Node& x = nodes_[leaf];
+    for (int i = 0; i < x.num_children; ++i) fn(int(nodes_[x.first_child + i].action));
+  }
+
+  const Position& root_position() const { return root_pos_; }
+  const Node& root() const { return nodes_[0]; }
+  bool root_expanded() const { return nodes_[0].state == NodeState::EXPANDED; }
+  size_t node_count() const { return nodes_.size(); }
+  uint64_t collisions() const { return collisions_; }
+
+  // Children of the root with raw and pruned visits (fills `out`).
+  RootSummary summarize(std::vector<RootChild>& out) const;
+  // The move to play from a finished search (needs an evaluated root).
+  Move choose_move(const MoveChoiceOptions& choice, int ply, std::vector<RootChild>& scratch);
+  // Most-visited line from the root, at most `max_len` moves.
+  void principal_variation(std::vector<Move>& out, int max_len) const;
+  // Moves from the root to `node` (for diagnostics and tests).
+  void path_to(uint32_t node, std::vector<Move>& out) const;
+
+ private:
+  float root_prior(int i) const;
+  float child_q(const Node& parent, const Node& child) const;
+  uint32_t select_child(uint32_t node) const;
+  void expand_children(uint32_t node, const Position& pos);
+  void backup(uint32_t node, float value);
+  void undo(uint32_t node);
+  int path_repetitions(int halfmove_clock) const;
+  void encode(const Position& pos, int repetitions, float* planes) const;
+  void make_noise();
+
+  SearchOptions opt_;
+  Rng rng_;
+  NodeArena nodes_;
+  Position root_pos_;
+  std::vector<Key> keys_;         // game positions up to the root, then the current path
+  size_t history_len_ = 0;        // keys_ entries that belong to the game
+  std::vector<Move> history_;     // last kHistoryMoves game moves, oldest first
+  std::vector<Move> path_;        // moves of the current traversal
+  std::vector<float> noise_;      // root Dirichlet sample, one per root child
+  std::vector<double> weights_;   // move-sampling weights (scratch)
+  bool noise_active_ = false;     // noise_ mixes into the root prior
+  bool noise_wanted_ = false;     // sample noise as soon as the root is expanded
+  float target_ = 0;              // root visits that end the search
+  uint64_t collisions_ = 0;       // traversals abandoned because every choice was waiting
+};
+
+}  // namespace cz

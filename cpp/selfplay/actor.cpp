@@ -1,0 +1,155 @@
+// Self-play actor: batching across games and the search-to-move loop.
+// Game starts and endings are in game_flow.cpp.
+#include "selfplay/actor.h"
+
+#include <algorithm>
+#include <cassert>
+
+namespace cz {
+
+Actor::Actor(const ActorOptions& options)
+    : opt_(options), ring_(options.max_outstanding), rng_(options.seed) {
+  slots_.resize(size_t(opt_.num_games));
+  for (size_t i = 0; i < slots_.size(); ++i)
+    slots_[i].tree = Tree(opt_.search, opt_.seed ^ (0xD1B54A32D192ED03ULL * (i + 1)));
+}
+
+void Actor::set_limits(const PlayLimits& limits) { limits_ = limits; }
+
+int Actor::active_games() const {
+  int n = 0;
+  for (const Slot& s : slots_) n += s.active;
+  return n;
+}
+
+int Actor::prepare(float* planes, int capacity) {
+  assert(!ring_.full());
+  std::vector<LeafRef>& batch = ring_.open();
+  const int num = int(slots_.size());
+  int next_cursor = (cursor_ + 1) % num;
+  for (int k = 0; k < num; ++k) {
+    const int i = (cursor_ + k) % num;
+    Slot& s = slots_[i];
+    for (;;) {
+      if (int(batch.size()) >= capacity) break;
+      if (!s.active) {
+        if (!accepting_) break;
+        start_game(s);
+        continue;
+      }
+      if (s.tree.done()) {
+        finish_search(s);
+        continue;
+      }
+      if (!s.tree.needs_leaf()) break;
+      const Traversal t = s.tree.traverse(planes + batch.size() * size_t(kPlaneFloats));
+      if (t.kind == Traversal::LEAF) {
+        batch.push_back({uint32_t(i), t.node});
+      } else if (t.kind == Traversal::TERMINAL) {
+        ++counters_.terminal_hits;
+      } else {
+        ++counters_.collisions;
+        break;
+      }
+    }
+    if (int(batch.size()) >= capacity) {
+      next_cursor = i;  // this slot may want more: it goes first next time
+      break;
+    }
+  }
+  cursor_ = next_cursor;
+  if (!batch.empty()) ring_.commit();
+  return int(batch.size());
+}
+
+std::string Actor::check_answers(const float* logits, const float* wdl) const {
+  const std::vector<LeafRef>& batch = ring_.oldest();
+  return cz::check_answers(batch, logits, wdl, [&](size_t j, auto fn) {
+    slots_[batch[j].slot].tree.for_each_action(batch[j].node, fn);
+  });
+}
+
+void Actor::submit(const float* logits, const float* wdl) {
+  assert(ring_.outstanding() > 0);
+  const std::vector<LeafRef>& batch = ring_.oldest();
+  for (size_t j = 0; j < batch.size(); ++j) {
+    Slot& s = slots_[batch[j].slot];
+    s.tree.apply(batch[j].node, logits + j * kNumActions, wdl + 3 * j);
+    ++s.log.evaluations;
+  }
+  counters_.evaluations += int64_t(batch.size());
+  ++counters_.batches;
+  for (const LeafRef& r : batch) {
+    Slot& s = slots_[r.slot];
+    while (s.active && s.tree.done()) finish_search(s);
+  }
+  ring_.pop();
+}
+
+void Actor::begin_search(Slot& s) {
+  s.cap_search = s.game.ply() >= limits_.ply_cap;
+  s.tree.begin_search(limits_.visits, /*noise=*/true);
+}
+
+void Actor::record_search(Slot& s, const RootSummary& sum) {
+  GameLog& g = s.log;
+  g.ply.push_back(s.game.ply() - s.prefix_len);
+  order_.clear();
+  for (int i = 0; i < int(kids_.size()); ++i)
+    if (kids_[i].target > 0) order_.push_back(i);
+  std::stable_sort(order_.begin(), order_.end(), [&](int a, int b) {
+    return kids_[a].target > kids_[b].target ||
+           (kids_[a].target == kids_[b].target && kids_[a].prior > kids_[b].prior);
+  });
+  const size_t keep = std::min(order_.size(), size_t(opt_.policy_entries));
+  float discarded = 0;
+  for (size_t j = 0; j < order_.size(); ++j) {
+    const RootChild& k = kids_[order_[j]];
+    if (j < keep) {
+      g.policy_ids.push_back(int16_t(k.action));
+      g.policy_counts.push_back(k.target);
+      g.policy_prior.push_back(k.prior);
+    } else {
+      discarded += k.target;
+    }
+  }
+  g.policy_offsets.push_back(int32_t(g.policy_ids.size()));
+  g.policy_discarded.push_back(discarded);
+  g.root_value.push_back(std::clamp(sum.value, -1.0f, 1.0f));
+  g.raw_value.push_back(std::clamp(sum.raw_value, -1.0f, 1.0f));
+  g.surprise.push_back(sum.surprise);
+  g.best_q.push_back(std::clamp(sum.best_q, -1.0f, 1.0f));
+  g.visits.push_back(sum.visits);
+  g.is_cap.push_back(s.cap_search);
+  ++g.searches;
+  ++counters_.searches;
+}
+
+void Actor::finish_search(Slot& s) {
+  const RootSummary sum = s.tree.summarize(kids_);
+  record_search(s, sum);
+  if (s.cap_search) {
+    s.log.cap_value = std::clamp(sum.value, -1.0f, 1.0f);
+    end_game(s, Ending::PLY_CAP, GameResult::DRAW);
+    return;
+  }
+  const float t = limits_.resign_threshold;
+  if (!s.log.continuation && !std::isnan(t) && sum.value <= t && sum.best_q <= t) {
+    const Color loser = s.game.position().side_to_move();
+    s.log.resigned_by = int(loser);
+    end_game(s, Ending::RESIGNATION, loser == WHITE ? GameResult::BLACK_WINS : GameResult::WHITE_WINS);
+    return;
+  }
+  const Move m = s.tree.choose_move(opt_.choice, s.game.ply(), kids_);
+  s.log.moves.push_back(s.game.position().uci(m));
+  s.game.play(m);
+  s.tree.advance(m, scratch_);
+  const GameStatus st = s.game.status();
+  if (st.is_over()) {
+    end_game(s, Ending(int(st.termination)), st.result);
+    return;
+  }
+  begin_search(s);
+}
+
+}  // namespace cz

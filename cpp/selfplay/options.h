@@ -1,0 +1,51 @@
+// Layer 6 (self-play): actor options (fixed for an actor's life) and play
+// limits (given per call: they follow the generation schedules).
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+
+#include "search/options.h"
+
+namespace cz {
+
+struct ActorOptions {
+  // Games advanced concurrently by one actor (their leaves share batches).
+  int num_games = 256;
+  // Leaf batches that may wait for the network at once (2 = double buffering).
+  int max_outstanding = 2;
+  // Seed of every random choice (openings, noise, move sampling, flags).
+  uint64_t seed = 0;
+  // Search options of every tree (self-play preset by default).
+  SearchOptions search = SearchOptions::self_play();
+  // Move choice: temperature schedule by game ply, greedy after a ply.
+  MoveChoiceOptions choice{};
+  // Random-opening starts play a uniform number of uniformly random legal
+  // plies in [random_opening_min_plies, random_opening_max_plies] (not searched).
+  int random_opening_min_plies = 0;
+  int random_opening_max_plies = 8;
+  // Share of new games started from the restart queue (random opening when it is empty).
+  float restart_fraction = 0.5f;
+  // Share of new games designated never to resign (calibration evidence).
+  float continuation_fraction = 0.2f;
+  // Most policy-target entries kept per searched position (SPEC 5: 60).
+  int policy_entries = 60;
+  // Prefix of the ids of games the actor starts itself ("<prefix>-<n>").
+  std::string id_prefix = "g";
+
+  std::string validate() const;
+};
+
+struct PlayLimits {
+  // Root visits per searched position, retained ones included (the visit cap).
+  int visits = 300;
+  // A game reaching this many plies (prefix included) ends with a cap search.
+  int ply_cap = 150;
+  // Resign when root value and best child Q are both <= this; NaN disables.
+  float resign_threshold = NAN;
+
+  std::string validate() const;
+};
+
+}  // namespace cz

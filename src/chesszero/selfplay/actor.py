@@ -1,0 +1,258 @@
+"""Running a self-play actor: native games + an evaluator -> a Parquet shard.
+
+``SelfPlayActor(settings).play(evaluator, visits=..., ply_cap=...,
+resign_threshold=..., games=... or positions=..., ...)`` advances
+``games_in_flight`` games in C++ (one Python crossing per batch, two batches
+in flight so tree work overlaps inference) until the quota of finished games
+or recorded (searched) positions is met, then:
+
+- writes the finished games as one schema-checked shard (``shard_path``),
+- hands back unfinished games as :class:`PendingGame` values; the next
+  ``play`` resumes them first (new trees, exact positions), or pass them to
+  another actor with ``resume=``,
+- feeds the restart archive with every finished game and keeps the actor's
+  restart queue topped up from it,
+- feeds ``calibrator`` (``selfplay.resign.ResignCalibrator``) with every
+  finished continuation game; games stopped at the ply cap are left out
+  (their natural outcome is unknown, paper 4.2.5),
+- returns a :class:`ShardReport` with the termination histogram and the
+  non-decisive rate (draw-cycle diagnostics, reference 004).
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from chesszero import _core
+from chesszero.search.evaluators import Evaluator
+from chesszero.search.pipeline import BatchPipeline
+from chesszero.selfplay.archive import ArchiveSettings, RestartArchive
+from chesszero.selfplay.logs import (
+    PendingGame,
+    log_to_pending,
+    log_to_record,
+    termination_histogram,
+)
+from chesszero.selfplay.records import GameRecord, write_shard
+from chesszero.selfplay.resign import ResignProbe
+
+
+@dataclass(frozen=True)
+class ActorSettings:
+    """Fixed settings of one actor (per-call limits go to ``play``)."""
+
+    actor_id: str = "actor0"
+    games_in_flight: int = 256
+    batch_size: int | None = None  # default: games_in_flight * leaves_per_tree / pipeline_depth
+    pipeline_depth: int = 2  # batches in flight (2 = double buffering)
+    seed: int = 0
+    search: dict[str, Any] = field(
+        default_factory=dict
+    )  # SearchOptions overrides (self-play preset)
+    temperature: tuple[tuple[int, float], ...] = ((0, 1.3), (60, 0.1))
+    greedy_after_ply: int = 60
+    random_opening_min_plies: int = 0
+    random_opening_max_plies: int = 8
+    restart_fraction: float = 0.5
+    continuation_fraction: float = 0.2
+    archive: ArchiveSettings = field(default_factory=ArchiveSettings)
+    archive_path: Path | None = None  # SQLite file of the restart archive (None: in memory)
+
+    def search_options(self) -> _core.SearchOptions:
+        return _core.SearchOptions(**self.search)
+
+    def native_options(self) -> _core.ActorOptions:
+        opts = _core.ActorOptions(
+            num_games=self.games_in_flight,
+            max_outstanding=self.pipeline_depth,
+            seed=self.seed,
+            search=self.search_options(),
+            choice=_core.MoveChoiceOptions(
+                mode=_core.MoveChoice.SAMPLE,
+                temperature=[(int(p), float(t)) for p, t in self.temperature],
+                greedy_after_ply=self.greedy_after_ply,
+            ),
+            random_opening_min_plies=self.random_opening_min_plies,
+            random_opening_max_plies=self.random_opening_max_plies,
+            restart_fraction=self.restart_fraction,
+            continuation_fraction=self.continuation_fraction,
+            id_prefix=f"{self.actor_id}-{uuid.uuid4().hex[:8]}",
+        )
+        opts.validate()
+        return opts
+
+    def effective_batch_size(self) -> int:
+        if self.batch_size is not None:
+            return self.batch_size
+        leaves = self.games_in_flight * self.search_options().leaves_per_tree
+        return max(1, leaves // self.pipeline_depth)
+
+
+@dataclass(frozen=True)
+class ShardReport:
+    """One ``play`` call: its shard, hand-backs and diagnostics."""
+
+    path: Path | None
+    records: list[GameRecord]
+    unfinished: list[PendingGame]
+    positions: int  # searched positions in the finished games (replay rows)
+    terminations: dict[str, int]
+    non_decisive_rate: float  # share of finished games without a decisive result
+    seconds: float
+    searches: int  # searches finished during the call (all games)
+    evaluations: int
+    batches: int
+
+    @property
+    def games(self) -> int:
+        return len(self.records)
+
+    @property
+    def searches_per_second(self) -> float:
+        return self.searches / self.seconds if self.seconds > 0 else 0.0
+
+    @property
+    def mean_batch(self) -> float:
+        return self.evaluations / self.batches if self.batches else 0.0
+
+
+def resign_probes(record: GameRecord) -> list[ResignProbe]:
+    """Search values of a game's searched plies for the resignation calibrator."""
+    white_starts = record.start_fen.split()[1] == "w"
+    base = len(record.prefix_moves)
+    return [
+        ResignProbe(
+            white_to_move=white_starts == ((base + p.ply) % 2 == 0),
+            root_value=p.root_value,
+            best_q=p.best_q,
+        )
+        for p in record.plies
+    ]
+
+
+def _winner(record: GameRecord) -> bool | None:
+    return {"1-0": True, "0-1": False}.get(record.result)
+
+
+class SelfPlayActor:
+    """One actor: a native ``Actor``, its restart archive and its hand-backs."""
+
+    def __init__(self, settings: ActorSettings | None = None) -> None:
+        self.settings = settings or ActorSettings()
+        self._native = _core.Actor(self.settings.native_options())
+        self.archive = RestartArchive(
+            self.settings.archive_path, settings=self.settings.archive, seed=self.settings.seed
+        )
+        self.pending: list[PendingGame] = []  # handed back by the last call, resumed by the next
+
+    def play(
+        self,
+        evaluator: Evaluator,
+        *,
+        visits: int,
+        ply_cap: int,
+        model_id: str,
+        generation: int,
+        resign_threshold: float | None = None,
+        games: int | None = None,
+        positions: int | None = None,
+        shard_path: str | Path | None = None,
+        calibrator: Any = None,
+        resume: Sequence[PendingGame] = (),
+    ) -> ShardReport:
+        """Plays until ``games`` finished games or ``positions`` recorded positions."""
+        if games is None and positions is None:
+            raise ValueError("give a quota: games=... or positions=...")
+        if (games is not None and games < 1) or (positions is not None and positions < 1):
+            raise ValueError(f"quotas must be >= 1, got games={games}, positions={positions}")
+        actor = self._native
+        actor.set_limits(visits, ply_cap, resign_threshold)
+        earlier: dict[str, PendingGame] = {}
+        for p in [*self.pending, *resume]:
+            actor.queue_resume(
+                p.game(),
+                len(p.prefix_moves),
+                p.game_id,
+                p.start_type == "restart",
+                p.is_continuation,
+            )
+            earlier[p.game_id] = p
+        self.pending = []
+        records: list[GameRecord] = []
+        counted = [0]
+        before = actor.counters()
+        start = time.perf_counter()
+
+        def collect() -> None:
+            for log in actor.take_finished():
+                record = log_to_record(
+                    log, model_id=model_id, generation=generation, earlier=earlier.pop(log.id, None)
+                )
+                records.append(record)
+                counted[0] += len(record.plies)
+                self.archive.add_game(record, generation)
+                if (
+                    calibrator is not None
+                    and record.is_continuation
+                    and record.termination != "ply_cap"
+                ):
+                    calibrator.record_game(resign_probes(record), _winner(record))
+
+        def quota_open() -> bool:
+            return not (
+                (games is not None and len(records) >= games)
+                or (positions is not None and counted[0] >= positions)
+            )
+
+        actor.accepting = True
+        batch = self.settings.effective_batch_size()
+        with BatchPipeline(
+            actor, evaluator, batch_size=batch, depth=self.settings.pipeline_depth
+        ) as pipe:
+            while quota_open():
+                self._top_up_restarts()
+                if not pipe.step(quota_open):
+                    break
+                collect()
+            actor.accepting = False
+            pipe.flush()
+        collect()
+        unfinished = [log_to_pending(log, earlier.pop(log.id, None)) for log in actor.drain()]
+        self.pending = unfinished
+        elapsed = time.perf_counter() - start
+        after = actor.counters()
+        path = write_shard(records, shard_path) if shard_path is not None and records else None
+        decisive = sum(r.is_decisive for r in records)
+        return ShardReport(
+            path=path,
+            records=records,
+            unfinished=unfinished,
+            positions=counted[0],
+            terminations=termination_histogram(records),
+            non_decisive_rate=1.0 - decisive / len(records) if records else 0.0,
+            seconds=elapsed,
+            searches=after["searches"] - before["searches"],
+            evaluations=after["evaluations"] - before["evaluations"],
+            batches=after["batches"] - before["batches"],
+        )
+
+    def _top_up_restarts(self) -> None:
+        want = min(8, self.settings.games_in_flight)
+        while self._native.queued_restarts < want and len(self.archive):
+            start = self.archive.pick()
+            if start is None:
+                return
+            game = start.game()
+            if not game.is_game_over():  # an alternative that ends the game has nothing to search
+                self._native.queue_restart(game)
+
+    def close(self) -> None:
+        self.archive.close()
+
+
+__all__ = ["ActorSettings", "SelfPlayActor", "ShardReport", "resign_probes"]

@@ -1,0 +1,178 @@
+"""Native game logs -> typed values: finished games become
+:class:`~chesszero.selfplay.records.GameRecord`, unfinished ones
+:class:`PendingGame` (JSON-serialisable, resumable with new trees)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from chesszero import _core, core
+from chesszero.selfplay.records import GameRecord, SearchedPly
+
+TERMINATION_NAMES: dict[int, str] = {
+    1: "checkmate",
+    2: "stalemate",
+    3: "insufficient_material",
+    4: "threefold_repetition",
+    5: "fifty_moves",
+    6: "ply_cap",
+    7: "resignation",
+}
+RESULT_NAMES: dict[int, str] = {1: "1-0", 2: "0-1", 3: "1/2-1/2"}
+
+
+@dataclass(frozen=True)
+class PendingGame:
+    """An unfinished self-play game: enough to resume it exactly (new trees)."""
+
+    game_id: str
+    start_fen: str
+    prefix_moves: list[str]
+    moves: list[str]
+    start_type: str
+    is_continuation: bool
+    plies: list[SearchedPly] = field(default_factory=list)
+    seconds: float = 0.0
+    searches: int = 0
+    evaluations: int = 0
+
+    def game(self) -> core.Game:
+        """The game at the position where play resumes."""
+        g = core.Game(self.start_fen)
+        for uci in (*self.prefix_moves, *self.moves):
+            g.push_uci(uci)
+        return g
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> PendingGame:
+        data = dict(data)
+        data["plies"] = [SearchedPly(**p) for p in data.get("plies", [])]
+        return cls(**data)
+
+
+def log_plies(log: _core.GameLog) -> list[SearchedPly]:
+    """The searched positions of a native log."""
+    offsets = log.policy_offsets.tolist()
+    ids = log.policy_ids.tolist()
+    counts = log.policy_counts.tolist()
+    prior = log.policy_prior.tolist()
+    columns = (
+        log.ply.tolist(),
+        log.policy_discarded.tolist(),
+        log.root_value.tolist(),
+        log.raw_value.tolist(),
+        log.surprise.tolist(),
+        log.best_q.tolist(),
+        log.visits.tolist(),
+        log.is_cap.tolist(),
+    )
+    out = []
+    for i, (ply, disc, root, raw, surprise, best_q, visits, cap) in enumerate(
+        zip(*columns, strict=True)
+    ):
+        a, b = offsets[i], offsets[i + 1]
+        out.append(
+            SearchedPly(
+                ply=ply,
+                policy_ids=ids[a:b],
+                policy_counts=counts[a:b],
+                policy_prior=prior[a:b],
+                policy_discarded=disc,
+                root_value=root,
+                raw_value=raw,
+                policy_surprise=surprise,
+                best_q=best_q,
+                visits=visits,
+                is_cap_search=bool(cap),
+            )
+        )
+    return out
+
+
+def _none_if_nan(x: float) -> float | None:
+    return None if math.isnan(x) else float(x)
+
+
+def log_to_record(
+    log: _core.GameLog, *, model_id: str, generation: int, earlier: PendingGame | None = None
+) -> GameRecord:
+    """A finished native log as a record; ``earlier`` is the game's state when
+    it was last handed back (its plies and costs are prepended)."""
+    if log.ending == 0:
+        raise ValueError(f"game {log.id!r} is not finished")
+    plies = log_plies(log)
+    seconds, searches, evaluations = log.seconds, log.searches, log.evaluations
+    if earlier is not None:
+        plies = [*earlier.plies, *plies]
+        seconds += earlier.seconds
+        searches += earlier.searches
+        evaluations += earlier.evaluations
+    return GameRecord(
+        game_id=log.id,
+        model_id=model_id,
+        generation=generation,
+        start_type="restart" if log.restart else "random",
+        start_fen=log.start_fen,
+        prefix_moves=list(log.prefix),
+        moves=list(log.moves),
+        plies=plies,
+        result=RESULT_NAMES[log.result],  # type: ignore[arg-type]
+        termination=TERMINATION_NAMES[log.ending],  # type: ignore[arg-type]
+        resigned_by=None if log.resigned_by < 0 else ("white", "black")[log.resigned_by],
+        resign_threshold=_none_if_nan(log.resign_threshold),
+        is_continuation=bool(log.continuation),
+        cap_value=_none_if_nan(log.cap_value),
+        visit_cap=log.visit_cap,
+        ply_cap=log.ply_cap,
+        seconds=float(seconds),
+        searches=int(searches),
+        evaluations=int(evaluations),
+    )
+
+
+def log_to_pending(log: _core.GameLog, earlier: PendingGame | None = None) -> PendingGame:
+    """An unfinished native log as a resumable game."""
+    plies = log_plies(log)
+    seconds, searches, evaluations = log.seconds, log.searches, log.evaluations
+    if earlier is not None:
+        plies = [*earlier.plies, *plies]
+        seconds += earlier.seconds
+        searches += earlier.searches
+        evaluations += earlier.evaluations
+    return PendingGame(
+        game_id=log.id,
+        start_fen=log.start_fen,
+        prefix_moves=list(log.prefix),
+        moves=list(log.moves),
+        start_type="restart" if log.restart else "random",
+        is_continuation=bool(log.continuation),
+        plies=plies,
+        seconds=float(seconds),
+        searches=int(searches),
+        evaluations=int(evaluations),
+    )
+
+
+def termination_histogram(records: Sequence[GameRecord]) -> dict[str, int]:
+    """Games per termination (every termination listed, zeros included)."""
+    hist = dict.fromkeys(TERMINATION_NAMES.values(), 0)
+    for r in records:
+        hist[r.termination] += 1
+    return hist
+
+
+__all__ = [
+    "RESULT_NAMES",
+    "TERMINATION_NAMES",
+    "PendingGame",
+    "log_plies",
+    "log_to_pending",
+    "log_to_record",
+    "termination_histogram",
+]
