@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
 from pathlib import Path
 
 import numpy as np
 import pytest
+from rich.console import Console
 
+from chesszero import core
 from chesszero.evaluate.elo import expected_score
 from chesszero.evaluate.ladder import (
+    ANCHOR_RUNG,
     DEFAULT_RUNGS,
     LadderTable,
     Rung,
@@ -22,7 +26,13 @@ from chesszero.evaluate.ladder import (
     rate_on_ladder,
 )
 from chesszero.evaluate.openings import Opening, save_openings
-from chesszero.evaluate.players import STOCKFISH_PATH, RandomPlayer
+from chesszero.evaluate.players import (
+    STOCKFISH_PATH,
+    GreedyPlayer,
+    RandomPlayer,
+    StockfishPlayer,
+)
+from chesszero.evaluate.progress import RichReporter
 from chesszero.evaluate.rating_fit import PairingResult, fit_ratings
 
 needs_stockfish = pytest.mark.skipif(
@@ -82,26 +92,46 @@ def test_unknown_anchor_is_named() -> None:
 def test_pairings_reach_two_rungs_up() -> None:
     names = [(a.name, b.name) for a, b in ladder_pairings(DEFAULT_RUNGS[:4], reach=2)]
     assert names == [
+        ("random", "greedy-r50"),
         ("random", "greedy"),
-        ("random", "sf-n1"),
-        ("greedy", "sf-n1"),
-        ("greedy", "sf-n10"),
-        ("sf-n1", "sf-n10"),
+        ("greedy-r50", "greedy"),
+        ("greedy-r50", "sf-n1-r30"),
+        ("greedy", "sf-n1-r30"),
     ]
 
 
-def test_default_ladder_has_the_anchor_and_contract_rungs() -> None:
+def test_default_ladder_has_the_anchor_and_no_duplicate_opponents() -> None:
     names = [r.name for r in DEFAULT_RUNGS]
     assert names == [
         "random",
+        "greedy-r50",
         "greedy",
+        "sf-n1-r30",
+        "sf-n1-r10",
         "sf-n1",
-        "sf-n10",
-        "sf-n100",
+        "sf-n300",
+        "sf-n600",
         "sf-n1000",
+        "sf-n2000",
         "sf-n5000",
+        "sf-n10000",
         "sf-n20000",
     ]
+    assert ANCHOR_RUNG in names
+    # Stockfish plays identical moves up to ~50 nodes: no two rungs inside that range
+    plain = [r.nodes for r in DEFAULT_RUNGS if r.nodes is not None and r.random_share == 0]
+    assert sum(n <= 50 for n in plain) == 1
+    assert all(b / a <= 2.5 for a, b in zip(plain[1:], plain[2:], strict=False))
+
+
+def test_random_share_rungs_round_trip_and_are_checked() -> None:
+    rung = DEFAULT_RUNGS[3]
+    assert rung.random_share == 0.3 and Rung.from_dict(rung.to_dict()) == rung
+    assert Rung.from_dict({"name": "sf-n5", "kind": "stockfish", "nodes": 5}).random_share == 0.0
+    with pytest.raises(ValueError, match="random mover"):
+        Rung("random-r5", RungKind.RANDOM, random_share=0.05)
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        Rung("sf", RungKind.STOCKFISH, 1, random_share=1.5)
 
 
 def test_choose_rung_nearest_half() -> None:
@@ -180,6 +210,7 @@ def test_calibrate_small_ladder_end_to_end(tmp_path: Path) -> None:
         Rung("greedy", RungKind.GREEDY),
         Rung("sf-n1", RungKind.STOCKFISH, 1),
     ]
+    stream = io.StringIO()
     result = calibrate(
         [ITALIAN, QUEENS],
         games_per_pairing=4,
@@ -187,7 +218,13 @@ def test_calibrate_small_ladder_end_to_end(tmp_path: Path) -> None:
         anchor="sf-n1",
         anchor_rating=1000,
         max_plies=40,
+        reporter=RichReporter(Console(file=stream, width=120)),
     )
+    shown = stream.getvalue()
+    assert "Calibrating 3 pairings x 4 games" in shown
+    assert shown.count("done ") == 3 and "random vs greedy" in shown
+    assert "ladder anchor sf-n1 = 1000" in shown and "4 games/pairing" in shown
+    assert result.reach == 2 and result.seconds > 0
     assert result.rating("sf-n1") == 1000
     assert len(result.pairings) == 3 and all(p.games == 4 for p in result.pairings)
     assert all(np.isfinite(r.rating) for r in result.rungs)
@@ -223,3 +260,71 @@ def test_cli_calibrate_then_show(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert LadderTable.load(out).anchor == "sf-n1"
     assert main(["show", str(out)]) == 0
     assert "ladder anchor sf-n1 = 1700" in capsys.readouterr().out
+
+
+@needs_stockfish
+def test_random_share_weakening_is_reproducible() -> None:
+    game = core.Game()
+    for move in ITALIAN.moves:
+        game.push_uci(move)
+    games = [game.copy() for _ in range(12)]
+
+    def moves(seed: int) -> list[str]:
+        player = StockfishPlayer(nodes=1, random_share=0.5, seed=seed, engines=1)
+        try:
+            assert player.name == "sf-n1-r50"
+            return player.select_moves(games, list(range(len(games))))
+        finally:
+            player.close()
+
+    first = moves(7)
+    assert first == moves(7)
+    assert len(set(first)) > 1  # some moves were random, the rest Stockfish's one choice
+    with pytest.raises(ValueError, match="random_share"):
+        StockfishPlayer(nodes=1, random_share=-0.1)
+
+
+def test_cli_rates_a_network_with_its_anchor(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    torch = pytest.importorskip("torch")
+    from chesszero.model.network import ChessNet
+    from chesszero.publish import Provenance, export_onnx, fold_network
+
+    torch.manual_seed(2)
+    model = tmp_path / "tiny.onnx"
+    export_onnx(fold_network(ChessNet("2x16", aux_heads=False)), model, Provenance("0" * 64, "0" * 64, 0))
+    ladder = LadderTable(
+        rungs=[
+            Rung("random", RungKind.RANDOM, rating=300.0, stderr=20.0),
+            Rung("greedy", RungKind.GREEDY, rating=650.0, stderr=0.0),
+        ],
+        anchor="greedy",
+        anchor_rating=650.0,
+        calibrated="2025-01-02",
+        games_per_pairing=8,
+    )
+    ladder.save(tmp_path / "ladder.json")
+    suite = tmp_path / "openings.epd"
+    save_openings([ITALIAN, QUEENS], suite)
+    out = tmp_path / "rating.json"
+    argv = ["rate", "--model", str(model), "--visits", "0", "--table", str(tmp_path / "ladder.json"),
+            "--openings", str(suite), "--games", "4", "--max-plies", "30", "--concurrency", "4",
+            "--start", "greedy", "--json", str(out)]
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    assert "tiny @ policy only" in text and "ladder anchor greedy = 650" in text
+    assert json.loads(out.read_text())["rung"] in ("random", "greedy")
+    assert main([*argv[:2], str(tmp_path / "missing.onnx"), *argv[3:]]) == 2
+
+
+def test_greedy_random_share_is_seeded_and_mixes_in_random_moves() -> None:
+    game = core.Game()
+    for move in ITALIAN.moves:
+        game.push_uci(move)
+    games = [game.copy() for _ in range(40)]
+    pure = Rung("greedy", RungKind.GREEDY).player(seed=1).select_moves(games, list(range(40)))
+    half = Rung("greedy-r50", RungKind.GREEDY, random_share=0.5)
+    mixed = half.player(seed=1).select_moves(games, list(range(40)))
+    assert mixed == half.player(seed=1).select_moves(games, list(range(40)))
+    assert len(set(mixed)) > len(set(pure))  # random moves widen the choice
+    with pytest.raises(ValueError, match="random_share"):
+        GreedyPlayer(random_share=2.0)

@@ -1,11 +1,32 @@
 """The rating ladder: fixed opponents calibrated by their own matches (SPEC 10).
 
-Rungs are a random mover, a one-ply greedy mover and Stockfish at fixed node
-counts. ``calibrate`` plays rung-vs-rung paired matches (each rung against the
-next ``reach`` rungs up), fits all games at once by maximum likelihood
-(``rating_fit``, draws as half) and anchors Stockfish at 1,000 nodes at 1700.
-The resulting ``LadderTable`` records the anchor, the engine version and the
-calibration date, and every printed rating carries that header.
+Rungs (``DEFAULT_RUNGS``, weakest first) and why:
+
+- ``random``, ``greedy-r50``, ``greedy``: for the first generations of a
+  campaign. ``greedy-r50`` plays a seeded half of its moves at random: the
+  random mover loses every game to plain greed (24/24 in calibration), a
+  sweep whose size the data cannot measure.
+- ``sf-n1-r30``, ``sf-n1-r10``: Stockfish's minimum search playing a seeded
+  30% / 10% of its moves uniformly at random, for the same reason: greedy
+  loses every game to Stockfish's minimum search. A seeded random share is a
+  reproducible weakening (Stockfish's own ``Skill Level`` is seeded from
+  the clock, so it is not).
+- ``sf-n1``: Stockfish's minimum search. Stockfish 15.1 always completes its
+  first iterations (~47 nodes, depth 2), so 1, 10 and 20 nodes play
+  identical moves; an ``sf-n10`` rung would duplicate ``sf-n1`` and ``sf-n100``
+  is barely stronger (pilot: 5.5/10 for ``sf-n1``), so neither is a rung.
+- ``sf-n300`` ... ``sf-n20000``: fixed node counts about a factor two apart
+  (300, 600, 1000, 2000, 5000, 10000, 20000). At these budgets Stockfish
+  gains 250-400 Elo per doubling (pilot: 300 vs 1000 and 1000 vs 5000 were
+  clean sweeps), so wider steps would again leave sweeps.
+
+``calibrate`` plays rung-vs-rung paired matches (each rung against the next
+``reach`` rungs up), fits all games at once by maximum likelihood
+(``rating_fit``, draws as half) and anchors Stockfish at 1,000 nodes at 1700
+(the paper's anchor for that budget). The resulting ``LadderTable`` records
+the anchor, engine version, calibration date, games per pairing and reach,
+and every printed rating carries that header. With ``--progress`` (the
+default on a terminal) it shows live progress with ``rich``.
 
 A model is rated at a given search budget by ``rate_on_ladder``: it plays a
 rung, walks up after a score above 0.5 and down after one below, and the
@@ -16,23 +37,27 @@ Command line::
 
     python -m chesszero.evaluate.ladder calibrate --games N --out data/ladder.json
     python -m chesszero.evaluate.ladder show data/ladder.json
+    python -m chesszero.evaluate.ladder rate --model net.onnx --visits 800 --table data/ladder.json
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import enum
 import json
 import sys
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Protocol
 
 import chess.engine
 
 from chesszero.evaluate.elo import EloEstimate
-from chesszero.evaluate.match import MatchResult, play_match
+from chesszero.evaluate.match import GameRecord, MatchResult, play_match
 from chesszero.evaluate.openings import DEFAULT_OPENINGS, Opening, load_openings
 from chesszero.evaluate.players import (
     STOCKFISH_PATH,
@@ -41,10 +66,13 @@ from chesszero.evaluate.players import (
     RandomPlayer,
     StockfishPlayer,
 )
+from chesszero.evaluate.progress import RichReporter
 from chesszero.evaluate.rating_fit import PairingResult, fit_ratings
 
 ANCHOR_RUNG = "sf-n1000"
 ANCHOR_RATING = 1700.0
+DEFAULT_TABLE = Path("data/ladder.json")
+"""The calibrated table shipped in the repository (relative to its root, like the openings)."""
 
 
 class RungKind(enum.Enum):
@@ -62,25 +90,41 @@ class Rung:
     nodes: int | None = None
     rating: float | None = None
     stderr: float | None = None
+    random_share: float = 0.0
 
     def __post_init__(self) -> None:
         if (self.kind is RungKind.STOCKFISH) != (self.nodes is not None):
             raise ValueError(f"rung {self.name!r}: nodes is required exactly for Stockfish rungs")
+        if self.random_share and self.kind is RungKind.RANDOM:
+            raise ValueError(f"rung {self.name!r}: random_share makes no sense for the random mover")
+        if not 0.0 <= self.random_share <= 1.0:
+            raise ValueError(f"rung {self.name!r}: random_share must lie in [0, 1]")
+
+    def rated(self, rating: float, stderr: float) -> Rung:
+        """This rung with a calibrated rating."""
+        return dataclasses.replace(self, rating=rating, stderr=stderr)
 
     def player(self, *, seed: int = 0, engines: int = 2) -> Player:
         """A fresh player for this rung (the caller closes it)."""
         if self.kind is RungKind.RANDOM:
             return RandomPlayer(seed=seed, name=self.name)
         if self.kind is RungKind.GREEDY:
-            return GreedyPlayer(seed=seed, name=self.name)
+            return GreedyPlayer(seed=seed, name=self.name, random_share=self.random_share)
         assert self.nodes is not None
-        return StockfishPlayer(nodes=self.nodes, engines=engines, name=self.name)
+        return StockfishPlayer(
+            nodes=self.nodes,
+            engines=engines,
+            name=self.name,
+            random_share=self.random_share,
+            seed=seed,
+        )
 
     def to_dict(self) -> dict[str, object]:
         return {
             "name": self.name,
             "kind": self.kind.value,
             "nodes": self.nodes,
+            "random_share": self.random_share,
             "rating": self.rating,
             "stderr": self.stderr,
         }
@@ -94,14 +138,22 @@ class Rung:
             nodes=None if nodes is None else int(nodes),  # type: ignore[call-overload]
             rating=None if rating is None else float(rating),  # type: ignore[arg-type]
             stderr=None if stderr is None else float(stderr),  # type: ignore[arg-type]
+            random_share=float(data.get("random_share", 0.0)),  # type: ignore[arg-type]
         )
 
 
 DEFAULT_RUNGS: tuple[Rung, ...] = (
     Rung("random", RungKind.RANDOM),
+    Rung("greedy-r50", RungKind.GREEDY, random_share=0.5),
     Rung("greedy", RungKind.GREEDY),
-    *(Rung(f"sf-n{n}", RungKind.STOCKFISH, n) for n in (1, 10, 100, 1000, 5000, 20000)),
+    Rung("sf-n1-r30", RungKind.STOCKFISH, 1, random_share=0.3),
+    Rung("sf-n1-r10", RungKind.STOCKFISH, 1, random_share=0.1),
+    *(
+        Rung(f"sf-n{n}", RungKind.STOCKFISH, n)
+        for n in (1, 300, 600, 1000, 2000, 5000, 10000, 20000)
+    ),
 )
+"""The default ladder, weakest first (module docstring)."""
 
 
 @dataclass
@@ -115,6 +167,9 @@ class LadderTable:
     calibrated: str = ""
     games_per_pairing: int = 0
     pairings: list[PairingResult] = field(default_factory=list)
+    reach: int = 0
+    seconds: float = 0.0
+    """Wall-clock time the calibration took."""
 
     def __post_init__(self) -> None:
         names = [r.name for r in self.rungs]
@@ -125,9 +180,10 @@ class LadderTable:
 
     def header(self) -> str:
         """The calibration context printed with every rating."""
+        games = f", {self.games_per_pairing} games/pairing" if self.games_per_pairing else ""
         return (
             f"ladder anchor {self.anchor} = {self.anchor_rating:.0f} "
-            f"({self.engine or 'engine unknown'}, calibrated {self.calibrated or 'never'})"
+            f"({self.engine or 'engine unknown'}, calibrated {self.calibrated or 'never'}{games})"
         )
 
     def rung(self, name: str) -> Rung:
@@ -159,6 +215,8 @@ class LadderTable:
             "engine": self.engine,
             "calibrated": self.calibrated,
             "games_per_pairing": self.games_per_pairing,
+            "reach": self.reach,
+            "seconds": round(self.seconds, 1),
             "rungs": [r.to_dict() for r in self.rungs],
             "pairings": [p.to_dict() for p in self.pairings],
         }
@@ -177,6 +235,8 @@ class LadderTable:
             calibrated=str(data.get("calibrated", "")),
             games_per_pairing=int(data.get("games_per_pairing", 0)),  # type: ignore[call-overload]
             pairings=[PairingResult.from_dict(p) for p in pairings],  # type: ignore[union-attr]
+            reach=int(data.get("reach", 0)),  # type: ignore[call-overload]
+            seconds=float(data.get("seconds", 0.0)),  # type: ignore[arg-type]
         )
 
     def save(self, path: Path) -> None:
@@ -212,6 +272,18 @@ def stockfish_version(path: str = STOCKFISH_PATH) -> str:
         engine.quit()
 
 
+class CalibrationReporter(Protocol):
+    """Receives calibration progress (``progress.RichReporter`` draws it)."""
+
+    def begin(self, pairings: Sequence[tuple[str, str]], games_per_pairing: int) -> None: ...
+
+    def game(self, record: GameRecord) -> None: ...
+
+    def pairing(self, match: MatchResult, seconds: float) -> None: ...
+
+    def end(self, table: LadderTable) -> None: ...
+
+
 def calibrate(
     openings: Sequence[Opening],
     *,
@@ -223,7 +295,7 @@ def calibrate(
     concurrency: int = 2,
     engines: int = 1,
     max_plies: int = 300,
-    log: bool = False,
+    reporter: CalibrationReporter | None = None,
 ) -> LadderTable:
     """Play the rung-vs-rung matches and fit the ratings; see the module docstring."""
     if games_per_pairing < 2 or games_per_pairing % 2:
@@ -237,32 +309,45 @@ def calibrate(
             f"the suite has {len(openings)}"
         )
     suite = list(openings[:pairs_needed])
+    pairings = ladder_pairings(rungs, reach)
+    if reporter is not None:
+        reporter.begin([(a.name, b.name) for a, b in pairings], games_per_pairing)
+    started = time.monotonic()
     results: list[PairingResult] = []
-    for weak, strong in ladder_pairings(rungs, reach):
+    for weak, strong in pairings:
         a, b = weak.player(engines=engines), strong.player(engines=engines)
+        began = time.monotonic()
         try:
-            match = play_match(a, b, suite, concurrency=concurrency, max_plies=max_plies)
+            match = play_match(
+                a,
+                b,
+                suite,
+                concurrency=concurrency,
+                max_plies=max_plies,
+                on_game=reporter.game if reporter is not None else None,
+            )
         finally:
             a.close()
             b.close()
         points = sum(g.score for g in match.games)
         results.append(PairingResult(weak.name, strong.name, len(match.games), points))
-        if log:
-            print(match.summary(), file=sys.stderr, flush=True)
+        if reporter is not None:
+            reporter.pairing(match, time.monotonic() - began)
     fit = fit_ratings([r.name for r in rungs], results, anchor=anchor, anchor_rating=anchor_rating)
-    rated = [
-        Rung(r.name, r.kind, r.nodes, rating=fit.ratings[r.name], stderr=fit.stderr[r.name])
-        for r in rungs
-    ]
-    return LadderTable(
-        rungs=rated,
+    table = LadderTable(
+        rungs=[r.rated(fit.ratings[r.name], fit.stderr[r.name]) for r in rungs],
         anchor=anchor,
         anchor_rating=anchor_rating,
         engine=stockfish_version() if any(r.kind is RungKind.STOCKFISH for r in rungs) else "",
         calibrated=datetime.now(timezone.utc).date().isoformat(),
         games_per_pairing=games_per_pairing,
         pairings=results,
+        reach=reach,
+        seconds=time.monotonic() - started,
     )
+    if reporter is not None:
+        reporter.end(table)
+    return table
 
 
 def choose_rung(scores: Mapping[str, float]) -> str:
@@ -342,25 +427,7 @@ def rate_on_ladder(
     return rating, list(matches.values())
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m chesszero.evaluate.ladder")
-    sub = parser.add_subparsers(dest="command", required=True)
-    cal = sub.add_parser("calibrate", help="play rung-vs-rung matches and write the table")
-    cal.add_argument("--games", type=int, required=True, help="games per pairing (even)")
-    cal.add_argument("--out", type=Path, required=True)
-    cal.add_argument("--openings", type=Path, default=DEFAULT_OPENINGS)
-    cal.add_argument("--rungs", nargs="*", help="subset of rung names (default: all)")
-    cal.add_argument("--reach", type=int, default=2)
-    cal.add_argument("--concurrency", type=int, default=2)
-    cal.add_argument("--anchor", default=ANCHOR_RUNG)
-    cal.add_argument("--anchor-rating", type=float, default=ANCHOR_RATING)
-    cal.add_argument("--max-plies", type=int, default=300)
-    show = sub.add_parser("show", help="print a stored table")
-    show.add_argument("table", type=Path)
-    args = parser.parse_args(argv)
-    if args.command == "show":
-        print(LadderTable.load(args.table).describe())
-        return 0
+def _calibrate_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     rungs = list(DEFAULT_RUNGS)
     if args.rungs:
         known = {r.name: r for r in DEFAULT_RUNGS}
@@ -379,11 +446,88 @@ def main(argv: Sequence[str] | None = None) -> int:
         reach=args.reach,
         concurrency=args.concurrency,
         max_plies=args.max_plies,
-        log=True,
+        reporter=None if args.quiet else RichReporter(),
     )
     table.save(args.out)
     print(table.describe())
     return 0
+
+
+def _rate_command(args: argparse.Namespace) -> int:
+    from chesszero.evaluate.engine_player import EnginePlayer, load_evaluator
+
+    table = LadderTable.load(args.table)
+    if args.games < 2 or args.games % 2:
+        raise ValueError(f"--games must be a positive even number, got {args.games}")
+    openings = load_openings(args.openings)[: args.games // 2]
+    notes: list[str] = []
+    evaluator = load_evaluator(args.model, threads=args.threads, warnings=notes)
+    for note in notes:
+        print(f"note: {note}", file=sys.stderr)
+    visits = args.visits or None
+    player = EnginePlayer(
+        evaluator, visits=visits, name=Path(args.model).stem, slots=args.concurrency
+    )
+    try:
+        rating, matches = rate_on_ladder(
+            player,
+            table,
+            openings,
+            budget=f"{visits} visits" if visits else "policy only",
+            start=args.start,
+            max_matches=args.max_matches,
+            concurrency=args.concurrency,
+            max_plies=args.max_plies,
+        )
+    finally:
+        player.close()
+    for match in matches:
+        print(match.summary())
+    print(rating.describe())
+    if args.json is not None:
+        args.json.write_text(json.dumps(rating.to_dict(), indent=2) + "\n")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m chesszero.evaluate.ladder")
+    sub = parser.add_subparsers(dest="command", required=True)
+    cal = sub.add_parser("calibrate", help="play rung-vs-rung matches and write the table")
+    cal.add_argument("--games", type=int, required=True, help="games per pairing (even)")
+    cal.add_argument("--out", type=Path, required=True)
+    cal.add_argument("--openings", type=Path, default=DEFAULT_OPENINGS)
+    cal.add_argument("--rungs", nargs="*", help="subset of rung names (default: all)")
+    cal.add_argument("--reach", type=int, default=2)
+    cal.add_argument("--concurrency", type=int, default=2)
+    cal.add_argument("--anchor", default=ANCHOR_RUNG)
+    cal.add_argument("--anchor-rating", type=float, default=ANCHOR_RATING)
+    cal.add_argument("--max-plies", type=int, default=300)
+    cal.add_argument("--quiet", action="store_true", help="no live progress on stderr")
+    show = sub.add_parser("show", help="print a stored table")
+    show.add_argument("table", type=Path)
+    rate = sub.add_parser("rate", help="rate an ONNX network on a calibrated ladder")
+    rate.add_argument("--model", type=Path, required=True, help="ONNX artifact")
+    rate.add_argument("--visits", type=int, default=800, help="visits per move (0: policy only)")
+    rate.add_argument("--table", type=Path, default=DEFAULT_TABLE)
+    rate.add_argument("--openings", type=Path, default=DEFAULT_OPENINGS)
+    rate.add_argument("--games", type=int, default=20, help="games per match (even)")
+    rate.add_argument("--start", default=None, help="first rung (default: the anchor)")
+    rate.add_argument("--max-matches", type=int, default=3)
+    rate.add_argument("--concurrency", type=int, default=8)
+    rate.add_argument("--threads", type=int, default=1, help="inference threads")
+    rate.add_argument("--max-plies", type=int, default=300)
+    rate.add_argument("--json", type=Path, default=None, help="also write the rating here")
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "show":
+            print(LadderTable.load(args.table).describe())
+            return 0
+        if args.command == "rate":
+            return _rate_command(args)
+        return _calibrate_command(args, parser)
+    except (ValueError, FileNotFoundError) as error:
+        print(f"ladder: error: {error}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -16,9 +16,13 @@ Implementations here:
 
 - ``RandomPlayer``: a uniformly random legal move (seeded).
 - ``GreedyPlayer``: one-ply material greed: a mating move first, otherwise the
-  move maximising own-minus-opponent material afterwards, random tie-break.
+  move maximising own-minus-opponent material afterwards, random tie-break;
+  optionally a seeded share of uniformly random moves (``random_share``).
 - ``StockfishPlayer``: Stockfish over UCI at a fixed node count, one thread per
-  engine process, optional ``Skill Level``.
+  engine process; optionally a seeded share of uniformly random moves
+  (``random_share``, reproducible weakening between the greedy mover and
+  Stockfish's minimum search) or ``Skill Level`` (not reproducible: Stockfish
+  seeds it from the clock).
 
 Legality and game state always come from the native core; python-chess is used
 only to talk UCI to Stockfish.
@@ -93,10 +97,18 @@ class RandomPlayer:
 
 
 class GreedyPlayer:
-    """One-ply material greed with checkmate first and a seeded random tie-break."""
+    """One-ply material greed with checkmate first and a seeded random tie-break.
 
-    def __init__(self, *, seed: int = 0, name: str = "greedy") -> None:
+    ``random_share`` (0..1) replaces that share of moves by a uniformly random
+    legal move (same seeded generator): a reproducible rung between the
+    random mover and plain greed.
+    """
+
+    def __init__(self, *, seed: int = 0, name: str = "greedy", random_share: float = 0.0) -> None:
+        if not 0.0 <= random_share <= 1.0:
+            raise ValueError(f"random_share must lie in [0, 1], got {random_share!r}")
         self.name = name
+        self.random_share = random_share
         self._rng = random.Random(seed)
 
     def new_game(self, slot: int) -> None:
@@ -109,10 +121,13 @@ class GreedyPlayer:
         """Nothing to release."""
 
     def _choose(self, game: Game) -> str:
+        legal = _legal_or_raise(game, self.name)
+        if self.random_share > 0 and self._rng.random() < self.random_share:
+            return self._rng.choice(legal)
         mover = game.turn
         best: list[str] = []
         best_value = -(10**9)
-        for move in _legal_or_raise(game, self.name):
+        for move in legal:
             child = game.copy()
             child.push_uci(move)
             outcome = child.outcome()
@@ -135,7 +150,13 @@ class StockfishPlayer:
     batch search in parallel threads. An engine receives ``ucinewgame`` (hash
     and history cleared) whenever a new game starts in one of its slots, so a
     match is reproducible for a fixed concurrency and engine count.
-    ``skill_level`` (0-20) weakens Stockfish and makes it non-deterministic.
+    ``random_share`` (0..1) replaces that share of moves, drawn from
+    ``random.Random(seed)`` in batch order, by a uniformly random legal move:
+    a reproducible way to weaken it. ``skill_level`` (0-20) also weakens
+    Stockfish but makes it non-deterministic.
+
+    Note that Stockfish 15.1 always completes its first iterations, so any
+    ``nodes`` up to about 50 plays the same moves (depth 2, ~47 nodes).
     """
 
     def __init__(
@@ -143,6 +164,8 @@ class StockfishPlayer:
         *,
         nodes: int,
         skill_level: int | None = None,
+        random_share: float = 0.0,
+        seed: int = 0,
         engines: int = 2,
         hash_mb: int = 16,
         path: str = STOCKFISH_PATH,
@@ -152,15 +175,21 @@ class StockfishPlayer:
             raise ValueError(f"nodes must be at least 1, got {nodes!r}")
         if skill_level is not None and not 0 <= skill_level <= 20:
             raise ValueError(f"skill_level must lie in 0..20, got {skill_level!r}")
+        if not 0.0 <= random_share <= 1.0:
+            raise ValueError(f"random_share must lie in [0, 1], got {random_share!r}")
         if engines < 1:
             raise ValueError(f"engines must be at least 1, got {engines!r}")
         if hash_mb < 1:
             raise ValueError(f"hash_mb must be at least 1, got {hash_mb!r}")
         self.name = name or (
-            f"sf-n{nodes}" + (f"-s{skill_level}" if skill_level is not None else "")
+            f"sf-n{nodes}"
+            + (f"-s{skill_level}" if skill_level is not None else "")
+            + (f"-r{round(100 * random_share)}" if random_share > 0 else "")
         )
         self.nodes = nodes
         self.skill_level = skill_level
+        self.random_share = random_share
+        self._rng = random.Random(seed)
         self._path = path
         self._hash_mb = hash_mb
         self._engines: list[chess.engine.SimpleEngine | None] = [None] * engines
@@ -178,10 +207,13 @@ class StockfishPlayer:
             raise RuntimeError(f"{self.name} is closed")
         if len(games) != len(slots):
             raise ValueError(f"got {len(games)} games but {len(slots)} slots")
+        moves: list[str] = [""] * len(games)
         groups: dict[int, list[int]] = {}
         for index, slot in enumerate(slots):
+            if self.random_share > 0 and self._rng.random() < self.random_share:
+                moves[index] = self._rng.choice(_legal_or_raise(games[index], self.name))
+                continue
             groups.setdefault(slot % len(self._engines), []).append(index)
-        moves: list[str] = [""] * len(games)
 
         def work(engine_index: int, indices: list[int]) -> None:
             for i in indices:
