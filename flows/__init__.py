@@ -1,0 +1,1 @@
+"""Prefect flows: orchestration only (no chess or learning logic here)."""

@@ -1,0 +1,136 @@
+"""A campaign on disk: its directory layout, resolved recipe and state.
+
+``runs/<campaign>/`` holds everything a campaign owns::
+
+    state.json            durable progress (chesszero.campaign.state)
+    config.json           the resolved recipe (also logged to MLflow)
+    replay.bin            the replay ring store
+    shards/gen_NNNN/      self-play game records (Parquet), one file per actor call
+    actors/actor_K/       per-actor restart archive and handed-back games
+    train.pt              the training checkpoint (model, optimizer, sampler, credit)
+    checkpoints/          checkpoint copies on the campaign's cadence
+    artifacts/gen_NNNN/   published ONNX artifacts and fidelity reports
+    artifacts/active.json the activation state (which artifact actors use)
+    evals/gen_NNNN/       ladder and promotion matches (JSON + PGN)
+    resign.json           the resignation calibrator
+    gate.json             the promotion gate
+
+Stages receive a :class:`Campaign` and read only what they need from it.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from chesszero.campaign.state import CampaignState, StateStore, write_json_atomic
+from chesszero.config import Config, load_config
+
+NAME_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
+
+
+@dataclass(frozen=True)
+class CampaignPaths:
+    """Where each part of a campaign lives."""
+
+    dir: Path
+
+    @property
+    def state(self) -> Path:
+        return self.dir / "state.json"
+
+    @property
+    def config(self) -> Path:
+        return self.dir / "config.json"
+
+    @property
+    def replay(self) -> Path:
+        return self.dir / "replay.bin"
+
+    @property
+    def checkpoint(self) -> Path:
+        return self.dir / "train.pt"
+
+    @property
+    def activation(self) -> Path:
+        return self.dir / "artifacts" / "active.json"
+
+    @property
+    def resign(self) -> Path:
+        return self.dir / "resign.json"
+
+    @property
+    def gate(self) -> Path:
+        return self.dir / "gate.json"
+
+    def shards(self, generation: int) -> Path:
+        return self.dir / "shards" / f"gen_{generation:04d}"
+
+    def actor(self, index: int) -> Path:
+        return self.dir / "actors" / f"actor_{index}"
+
+    def artifact_dir(self, generation: int | None) -> Path:
+        """Artifacts of a generation's quantum; None: the step-0 network."""
+        return self.dir / "artifacts" / ("initial" if generation is None else f"gen_{generation:04d}")
+
+    def evals(self, generation: int) -> Path:
+        return self.dir / "evals" / f"gen_{generation:04d}"
+
+    def checkpoint_copy(self, generation: int) -> Path:
+        return self.dir / "checkpoints" / f"gen_{generation:04d}.pt"
+
+
+def check_name(name: str) -> str:
+    if not name or not set(name) <= NAME_CHARS or name.startswith("."):
+        raise ValueError(f"campaign name {name!r} must use letters, digits, '-', '_' or '.'")
+    return name
+
+
+@dataclass
+class Campaign:
+    """One campaign: project root, name, recipe, paths and state store."""
+
+    root: Path
+    name: str
+    preset: str
+    cfg: Config
+    paths: CampaignPaths
+    states: StateStore
+
+    @classmethod
+    def open(cls, root: Path, name: str, *, preset: str, params: Path | None = None,
+             overrides: dict[str, Any] | None = None) -> Campaign:
+        """Loads the recipe (validated; errors name the key) and the campaign
+        directory. An existing campaign must be resumed with its own preset."""
+        root = root.resolve()
+        check_name(name)
+        cfg = load_config(params or root / "params.yaml", preset=preset, overrides=overrides)
+        paths = CampaignPaths(root / "runs" / name)
+        states = StateStore(paths.state)
+        if states.exists():
+            existing = states.load()
+            if existing.preset != preset:
+                raise ValueError(f"campaign {name!r} was started with preset {existing.preset!r}, "
+                                 f"not {preset!r}; use another name or the same preset")
+        return cls(root, name, preset, cfg, paths, states)
+
+    def load_state(self) -> CampaignState:
+        if self.states.exists():
+            return self.states.load()
+        return CampaignState(name=self.name, preset=self.preset, seed=self.cfg.campaign.seed)
+
+    def save_state(self, state: CampaignState) -> None:
+        self.states.save(state)
+
+    def write_config(self) -> dict[str, Any]:
+        resolved = self.cfg.model_dump(mode="json")
+        write_json_atomic(self.paths.config, {"preset": self.preset, "recipe": resolved})
+        return resolved
+
+    def summary(self) -> dict[str, Any]:
+        state = self.load_state()
+        return {"campaign": self.name, "preset": self.preset, "generation": state.generation,
+                "phase": state.phase.value, "active_artifact": state.active_artifact,
+                "counters": json.loads(json.dumps(state.counters.__dict__)), "finished": state.finished}

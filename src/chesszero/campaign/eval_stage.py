@@ -1,0 +1,93 @@
+"""Evaluation phase: ladder matches of the active artifact, policy-only and
+searched, rated against the calibrated ladder (SPEC 10).
+
+For each mode the model plays the configured rungs (``evaluate.rungs``);
+the rating uses the rung whose score is nearest 0.5, anchored at that
+rung's calibrated rating, with a 95% bootstrap interval over opening pairs.
+The ladder's anchor and calibration date are logged with every rating. The
+final evaluation also sweeps search budgets (Table 1 of the paper).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from chesszero.campaign import metrics as M
+from chesszero.campaign.context import Campaign
+from chesszero.campaign.state import CampaignState
+from chesszero.campaign.tracking import Tracker
+
+
+def _ladder(campaign: Campaign) -> Any:
+    from chesszero.evaluate.ladder import LadderTable
+
+    path = campaign.root / "data" / "ladder.json"
+    if not path.exists():
+        raise FileNotFoundError(f"ladder table {path} is missing: run `dvc repro ladder` first")
+    return LadderTable.load(path)
+
+
+def rate_model(campaign: Campaign, artifact: str, visits: int | None, out_dir: Path,
+               label: str) -> dict[str, Any]:
+    """Plays the configured rungs; returns scores, the rating and its rung."""
+    from chesszero.evaluate.engine_player import EnginePlayer
+    from chesszero.evaluate.ladder import choose_rung
+    from chesszero.evaluate.match import play_match
+    from chesszero.evaluate.openings import load_openings
+    from chesszero.publish import load_artifact
+    from chesszero.publish.runtime import OrtRuntime
+
+    ev = campaign.cfg.evaluate
+    table = _ladder(campaign)
+    openings = load_openings(campaign.root / "data" / "openings" / "openings.epd")[: ev.openings]
+    session = OrtRuntime(threads=1).build(load_artifact(artifact))
+    results = {}
+    for rung_name in ev.rungs:
+        rung = table.rung(rung_name)
+        model = EnginePlayer(session, visits=visits, name=f"model-{label}")
+        opponent = rung.player(seed=0, engines=2)
+        try:
+            result = play_match(model, opponent, openings, max_plies=ev.ply_cap, event=f"{label} vs {rung_name}")
+        finally:
+            model.close()
+            opponent.close()
+        results[rung_name] = result
+        out_dir.mkdir(parents=True, exist_ok=True)
+        (out_dir / f"{label}_vs_{rung_name}.pgn").write_text(result.pgn())
+        (out_dir / f"{label}_vs_{rung_name}.json").write_text(json.dumps(result.to_dict(), indent=1))
+    scores = {name: r.score for name, r in results.items()}
+    nearest = choose_rung(scores)
+    elo = results[nearest].elo(table.rating(nearest), resamples=ev.bootstrap_resamples)
+    return {"scores": scores, "rung": nearest, "elo": elo, "ladder": table.header()}
+
+
+def evaluate_generation(campaign: Campaign, state: CampaignState, tracker: Tracker, *,
+                        budget_sweep: bool = False) -> dict[str, float]:
+    g = state.generation
+    out_dir = campaign.paths.evals(g)
+    metrics: dict[str, float] = {}
+    modes = {"policy": None, "searched": campaign.cfg.evaluate.visits}
+    lines = []
+    for mode, visits in modes.items():
+        rated = rate_model(campaign, str(state.active_artifact), visits, out_dir, mode)
+        elo = rated["elo"]
+        metrics[M.elo_key(mode)] = elo.estimate
+        metrics[M.elo_key(mode, "lo")] = elo.lower
+        metrics[M.elo_key(mode, "hi")] = elo.upper
+        for rung, score in rated["scores"].items():
+            metrics[M.score_key(mode, rung)] = score
+        lines.append(f"{mode}: {elo.describe() if hasattr(elo, 'describe') else elo.estimate} "
+                     f"(nearest rung {rated['rung']}; {rated['ladder']})")
+    if budget_sweep:
+        for visits in campaign.cfg.campaign.eval_visit_budgets:
+            rated = rate_model(campaign, str(state.active_artifact), visits or None, out_dir / "budget",
+                               f"v{visits}")
+            metrics[M.budget_key(visits)] = rated["elo"].estimate
+            metrics[M.budget_key(visits, "lo")] = rated["elo"].lower
+            metrics[M.budget_key(visits, "hi")] = rated["elo"].upper
+    (out_dir / "summary.txt").write_text("\n".join(lines) + "\n")
+    tracker.log_artifact(out_dir, f"evals/gen_{g:04d}")
+    tracker.log_params({"ladder.anchor": _ladder(campaign).header()})
+    return metrics

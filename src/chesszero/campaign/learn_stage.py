@@ -1,0 +1,194 @@
+"""Materialise, train and recalibrate resignation: the learning phases.
+
+Ingest is exactly-once: before a shard's rows are appended the state records
+``{shard, store total before}``; a single store append is all-or-nothing, so
+after a crash the store's total tells whether that shard landed. Training is
+exactly-once per generation: the checkpoint written atomically at the end of
+a quantum carries the generation it trained for (and the credit ledger and
+sampler state), so a rerun never trains a generation twice.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from chesszero.campaign.context import Campaign
+from chesszero.campaign.selfplay_stage import shard_files
+from chesszero.campaign.state import CampaignState
+
+
+def open_store(campaign: Campaign, generation: int) -> Any:
+    """Opens (or creates) the replay ring and applies the capacity schedule."""
+    from chesszero.replay import ReplayStore
+
+    rc = campaign.cfg.replay
+    logical = min(rc.logical_capacity.at(generation), rc.capacity)
+    if campaign.paths.replay.exists():
+        store = ReplayStore.open(campaign.paths.replay)
+        if logical > store.logical_capacity:
+            store.set_logical_capacity(logical)
+        return store
+    return ReplayStore.create(campaign.paths.replay, capacity=rc.capacity, logical_capacity=logical)
+
+
+def ingest(campaign: Campaign, state: CampaignState, generation: int) -> dict[str, float]:
+    """Appends every not-yet-admitted shard of the generation to the store."""
+    from chesszero.replay import convert_shard
+    from chesszero.replay.materialize import target_options_from_config
+
+    options = target_options_from_config(campaign.cfg.replay, generation)
+    store = open_store(campaign, generation)
+    added = 0
+    try:
+        pending = state.pending_shard
+        if pending is not None:  # a crash hit between recording and marking a shard
+            if store.total_appended != pending["store_total_before"]:
+                landed = store.total_appended - pending["store_total_before"]
+                state.admitted_shards.append(pending["shard"])
+                state.counters.rows_materialized += landed
+                state.counters.rows_admitted += landed
+            state.pending_shard = None
+            campaign.save_state(state)
+        for shard in shard_files(campaign.paths, generation):
+            key = str(shard.relative_to(campaign.paths.dir))
+            if key in state.admitted_shards:
+                continue
+            rows = convert_shard(shard, options, generation=generation)
+            state.pending_shard = {"shard": key, "store_total_before": store.total_appended}
+            campaign.save_state(state)
+            if len(rows):
+                store.append(rows)
+            state.admitted_shards.append(key)
+            state.counters.rows_materialized += len(rows)
+            state.counters.rows_admitted += store.total_appended - state.pending_shard["store_total_before"]
+            state.pending_shard = None
+            campaign.save_state(state)
+            added += len(rows)
+        return {"rows_added": added, "size": store.size, "occupancy": store.size / store.logical_capacity,
+                "total_appended": store.total_appended}
+    finally:
+        store.close()
+
+
+def checkpoint_extra(path: Path) -> dict[str, Any]:
+    from chesszero.train import load_checkpoint
+
+    if not path.exists():
+        return {}
+    return dict(load_checkpoint(path, map_location="cpu").extra)
+
+
+def available_presentations(campaign: Campaign) -> float:
+    """Unspent training credit according to the checkpoint's ledger."""
+    from chesszero.replay import CreditLedger
+
+    extra = checkpoint_extra(campaign.paths.checkpoint)
+    ledger = (CreditLedger.from_dict(extra["ledger"]) if "ledger" in extra
+              else CreditLedger(reuse_ratio=campaign.cfg.replay.reuse_ratio))
+    if campaign.paths.replay.exists():
+        from chesszero.replay import ReplayStore
+
+        with ReplayStore.open(campaign.paths.replay, readonly=True) as store:
+            ledger.admit_through(store.total_appended)
+    return ledger.available_presentations
+
+
+def train(campaign: Campaign, generation: int) -> dict[str, Any] | None:
+    """Runs this generation's quantum unless the checkpoint already has it.
+
+    Returns the quantum statistics (None when the quantum was already done
+    before a restart). World size > 1 runs under torchrun.
+    """
+    from chesszero.train.run import EXIT_UNFUNDED, QuantumJob, run_quantum_job
+
+    paths, cfg = campaign.paths, campaign.cfg
+    if checkpoint_extra(paths.checkpoint).get("generation", -1) >= generation:
+        return None
+    stats_out = paths.dir / "quantum.json"
+    if cfg.train.world_size == 1:
+        stats = run_quantum_job(QuantumJob(cfg, paths.replay, paths.checkpoint, stats_out,
+                                           extra={"generation": generation}))
+        if stats is None:
+            raise RuntimeError(f"generation {generation}: the replay store does not fund a quantum")
+        return stats.as_dict(prefix="")
+    cmd = [sys.executable, "-m", "torch.distributed.run", f"--nproc_per_node={cfg.train.world_size}",
+           "-m", "chesszero.train.run", "--params", str(campaign.root / "params.yaml"),
+           "--preset", campaign.preset, "--replay", str(paths.replay), "--checkpoint", str(paths.checkpoint),
+           "--stats-out", str(stats_out), "--generation", str(generation)]
+    proc = subprocess.run(cmd, cwd=campaign.root)
+    if proc.returncode == EXIT_UNFUNDED:
+        raise RuntimeError(f"generation {generation}: the replay store does not fund a quantum")
+    if proc.returncode != 0:
+        raise RuntimeError(f"torchrun training failed with exit code {proc.returncode}")
+    return json.loads(stats_out.read_text())
+
+
+def initial_checkpoint(campaign: Campaign) -> None:
+    """Writes the step-0 checkpoint (seeded initial network) once."""
+    from chesszero.train import Trainer, init_distributed
+
+    if campaign.paths.checkpoint.exists():
+        return
+    import torch
+
+    torch.manual_seed(campaign.cfg.train.seed)
+    trainer = Trainer(campaign.cfg.train, campaign.cfg.model.size, ctx=init_distributed())
+    campaign.paths.dir.mkdir(parents=True, exist_ok=True)
+    trainer.save(campaign.paths.checkpoint, extra={"generation": -1})
+
+
+def recalibrate_resignation(campaign: Campaign, generation: int) -> dict[str, float | None]:
+    """Feeds the generation's continuation games to the calibrator and
+    publishes a threshold (tighten at once, relax by at most 0.01)."""
+    from chesszero.selfplay.actor import resign_probes
+    from chesszero.selfplay.records import frame_to_records, read_shard
+    from chesszero.selfplay.resign import ResignCalibrator
+
+    rc = campaign.cfg.selfplay.resign
+    path = campaign.paths.resign
+    if path.exists():
+        calibrator = ResignCalibrator.load(path)
+        seen = set(json.loads(path.with_suffix(".seen.json").read_text())) \
+            if path.with_suffix(".seen.json").exists() else set()
+    else:
+        calibrator = ResignCalibrator(window=rc.window_games, min_triggers=rc.min_triggers,
+                                      max_false_rate=rc.max_false_rate, confidence=rc.confidence)
+        seen = set()
+    for shard in shard_files(campaign.paths, generation):
+        if shard.name in seen:
+            continue
+        for record in frame_to_records(read_shard(shard)):
+            if record.is_continuation and record.termination != "ply_cap":
+                calibrator.record_game(resign_probes(record), {"1-0": True, "0-1": False}.get(record.result))
+        seen.add(shard.name)
+    threshold = calibrator.publish() if rc.enabled else None
+    calibrator.save(path)
+    from chesszero.campaign.state import write_json_atomic
+
+    write_json_atomic(path.with_suffix(".seen.json"), sorted(seen))  # type: ignore[arg-type]
+    bound = None
+    if threshold is not None:
+        bound = next((s.upper_bound for s in calibrator.stats() if s.threshold == threshold), None)
+    return {"threshold": threshold, "false_rate_upper": bound}
+
+
+def snapshot_replay(campaign: Campaign, generation: int) -> int:
+    """Writes a replay snapshot under data/replay/snapshots/<campaign>/ and,
+    when the project root is a DVC repository, tracks and pushes it."""
+    from chesszero.replay import ReplayStore
+    from chesszero.replay.snapshot import dvc_track, write_snapshot
+
+    out = campaign.root / "data" / "replay" / "snapshots" / campaign.name / f"gen_{generation:04d}"
+    if not out.exists():
+        with ReplayStore.open(campaign.paths.replay, readonly=True) as store:
+            info = write_snapshot(store, out)
+        rows = int(info.rows)
+    else:
+        rows = int(json.loads((out / "meta.json").read_text()).get("rows", 0))
+    if (campaign.root / ".dvc").is_dir() and not out.with_name(out.name + ".dvc").exists():
+        dvc_track(out, campaign.root)
+    return rows

@@ -1,0 +1,86 @@
+"""Rich progress bars and per-generation summaries for a campaign run."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from chesszero.campaign import metrics as M
+from chesszero.campaign.context import Campaign
+
+
+class Reporter:
+    """Progress (generations, self-play positions) and a summary table per
+    generation. Disabled, it does nothing (flows on remote workers)."""
+
+    def __init__(self, campaign: Campaign, *, enabled: bool = True, console: Console | None = None) -> None:
+        self.campaign = campaign
+        self.enabled = enabled
+        self.console = console or Console()
+        self.progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                 TimeElapsedColumn(), console=self.console, disable=not enabled)
+        self.metrics: dict[str, Any] = {}
+        self._gens = None
+        self._pos = None
+
+    def __enter__(self) -> Reporter:
+        self.progress.__enter__()
+        state = self.campaign.load_state()
+        self._gens = self.progress.add_task("generations", total=self.campaign.cfg.campaign.generations,
+                                            completed=state.generation)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.progress.__exit__(*exc)  # type: ignore[arg-type]
+
+    def selfplay(self, generation: int, positions: int) -> None:
+        if self._pos is not None:
+            self.progress.remove_task(self._pos)
+        self._pos = self.progress.add_task(f"gen {generation} self-play positions", total=max(positions, 1))
+
+    def advance_positions(self, n: int) -> None:
+        if self._pos is not None:
+            self.progress.advance(self._pos, n)
+
+    def phase(self, name: str, metrics: dict[str, Any]) -> None:
+        self.metrics.update(metrics)
+
+    def generation_done(self, generation: int) -> None:
+        if self._gens is not None:
+            self.progress.update(self._gens, completed=generation + 1)
+        if self.enabled:
+            self.console.print(summary_table(generation, self.metrics))
+        self.metrics = {}
+
+
+def summary_table(generation: int, m: dict[str, Any]) -> Table:
+    """One generation at a glance: strength, losses, throughput, terminations."""
+    t = Table(title=f"generation {generation}", show_header=False)
+    t.add_column("what")
+    t.add_column("value", justify="right")
+
+    def row(label: str, key: str, fmt: str = "{:.3f}") -> None:
+        if key in m and m[key] is not None:
+            t.add_row(label, fmt.format(m[key]))
+
+    row("games / positions", M.SELFPLAY_GAMES, "{:.0f}")
+    row("positions", M.SELFPLAY_POSITIONS, "{:.0f}")
+    row("self-play searches/s", M.SELFPLAY_SEARCHES_S, "{:.0f}")
+    row("searches/s during training", M.SELFPLAY_SEARCHES_S_OVERLAP, "{:.0f}")
+    row("non-decisive rate", M.NON_DECISIVE, "{:.2f}")
+    row("loss (total)", M.TRAIN_LOSS)
+    for head in M.TRAIN_LOSS_HEADS:
+        row(f"  loss {head}", M.loss_key(head))
+    row("trainer samples/s", M.TRAIN_SAMPLES_S, "{:.0f}")
+    row("replay rows", M.REPLAY_SIZE, "{:.0f}")
+    row("fidelity agreement", M.fidelity_key("agreement"))
+    row("promoted", "publish/promoted", "{:.0f}")
+    row("resign threshold", M.RESIGN_THRESHOLD, "{:.2f}")
+    for mode in M.EVAL_MODES:
+        row(f"Elo ({mode})", M.elo_key(mode), "{:.0f}")
+        for key in sorted(k for k in m if k.startswith(f"score/{mode}/")):
+            row(f"  score vs {key.split('/')[-1]}", key, "{:.2f}")
+    return t

@@ -1,0 +1,300 @@
+"""The generation state machine: one function per phase.
+
+Each function takes the campaign, checks that the durable state is at its
+phase, does the work (idempotently), logs to MLflow, advances and saves the
+state. ``flows/`` wraps these as Prefect tasks; nothing here knows Prefect.
+Order per generation (SPEC, DESIGN data flow): self-play -> materialise ->
+train -> publish (fidelity gate, promotion gate) -> resignation ->
+evaluation (on the cadence).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from chesszero.campaign import metrics as M
+from chesszero.campaign.context import Campaign
+from chesszero.campaign.learn_stage import (
+    available_presentations,
+    ingest,
+    initial_checkpoint,
+    recalibrate_resignation,
+    snapshot_replay,
+    train,
+)
+from chesszero.campaign.selfplay_stage import (
+    ActorJob,
+    ActorSummary,
+    aggregate,
+    plan_selfplay,
+    positions_needed,
+    run_actor_job,
+    shard_summaries,
+)
+from chesszero.campaign.state import CampaignState, Phase
+from chesszero.campaign.tracking import Tracker, environment_params, flatten
+
+_TRACKERS: dict[tuple[str, str], Tracker] = {}
+
+
+class PhaseError(RuntimeError):
+    """A phase function was called while the campaign is elsewhere."""
+
+
+def tracker(campaign: Campaign, state: CampaignState) -> Tracker:
+    """The campaign's MLflow run (created on first use, reused after a resume)."""
+    key = (str(campaign.root), campaign.name)
+    t = _TRACKERS.get(key)
+    if t is None or t.run_id != state.mlflow_run_id:
+        t = Tracker(campaign.root, campaign.name, run_id=state.mlflow_run_id)
+        _TRACKERS[key] = t
+    return t
+
+
+def _expect(state: CampaignState, phase: Phase) -> None:
+    if state.phase != phase:
+        raise PhaseError(f"campaign is at phase {state.phase.value!r}, not {phase.value!r}")
+
+
+def _finish(campaign: Campaign, state: CampaignState, started: float, metrics: dict[str, float]) -> None:
+    state.wall_seconds += time.time() - started
+    metrics = {**metrics, M.WALL_S: state.wall_seconds, M.GENERATION: state.generation}
+    tracker(campaign, state).log_metrics(metrics, step=state.generation)
+    state.advance()
+    campaign.save_state(state)
+
+
+def bootstrap(campaign: Campaign) -> CampaignState:
+    """Creates the campaign once: MLflow run, resolved config, the step-0
+    network and its published artifact (activated if it passes fidelity)."""
+    from chesszero.campaign.publish_stage import publish_initial
+
+    state = campaign.load_state()
+    if state.mlflow_run_id is None:
+        t = Tracker(campaign.root, campaign.name)
+        state.mlflow_run_id = t.run_id
+        campaign.save_state(state)
+        _TRACKERS[(str(campaign.root), campaign.name)] = t
+        resolved = campaign.write_config()
+        t.log_params({"preset": campaign.preset, "campaign": campaign.name,
+                      **flatten(resolved), **environment_params(campaign.root)})
+        t.log_artifact(campaign.paths.config)
+    if state.active_artifact is None:
+        initial_checkpoint(campaign)
+        state.active_artifact, state.active_generation = publish_initial(campaign, tracker(campaign, state))
+        campaign.save_state(state)
+    return state
+
+
+def _limits(campaign: Campaign, generations: int | None, hours: float | None) -> tuple[int, float]:
+    gens = generations if generations is not None else campaign.cfg.campaign.generations
+    limit_h = hours if hours is not None else campaign.cfg.campaign.wall_clock_hours
+    return gens, limit_h * 3600
+
+
+def budget_left(campaign: Campaign, state: CampaignState, *, generations: int | None = None,
+                hours: float | None = None) -> bool:
+    """True while another generation may start."""
+    gens, seconds = _limits(campaign, generations, hours)
+    return not state.finished and state.generation < gens and state.wall_seconds < seconds
+
+
+def is_last(campaign: Campaign, state: CampaignState, *, generations: int | None = None,
+            hours: float | None = None) -> bool:
+    """True when the current generation is the campaign's last one."""
+    gens, seconds = _limits(campaign, generations, hours)
+    return state.generation + 1 >= gens or state.wall_seconds >= seconds
+
+
+def _model_id(state: CampaignState) -> str:
+    g = state.active_generation
+    return "initial" if g is None or g < 0 else f"gen{g:04d}"
+
+
+def plan(campaign: Campaign) -> list[ActorJob]:
+    """Actor jobs still needed for this generation's self-play."""
+    state = campaign.load_state()
+    _expect(state, Phase.SELFPLAY)
+    from chesszero.selfplay.resign import ResignCalibrator
+
+    threshold = None
+    if campaign.paths.resign.exists() and campaign.cfg.selfplay.resign.enabled:
+        threshold = ResignCalibrator.load(campaign.paths.resign).threshold
+    need = positions_needed(campaign.cfg, available_presentations(campaign))
+    return plan_selfplay(campaign, state.generation, positions_needed=need, artifact=str(state.active_artifact),
+                         model_id=_model_id(state), resign_threshold=threshold)
+
+
+def finish_selfplay(campaign: Campaign, started: float) -> dict[str, float]:
+    state = campaign.load_state()
+    _expect(state, Phase.SELFPLAY)
+    summaries = [s for s in shard_summaries(campaign.paths, state.generation) if s.label == "main"]
+    overlap = [s for s in shard_summaries(campaign.paths, state.generation) if s.label == "overlap"]
+    agg = aggregate(summaries + overlap)
+    state.counters.games += int(agg["games"])
+    state.counters.positions += int(agg["positions"])
+    metrics = {M.SELFPLAY_GAMES: agg["games"], M.SELFPLAY_POSITIONS: agg["positions"],
+               M.SELFPLAY_SEARCHES_S: aggregate(summaries)["searches_per_s"] if summaries else agg["searches_per_s"],
+               M.NON_DECISIVE: agg["non_decisive_rate"], M.SELFPLAY_GAMES_TOTAL: state.counters.games,
+               M.SELFPLAY_POSITIONS_TOTAL: state.counters.positions}
+    for name in M.TERMINATIONS:
+        metrics[M.termination_key(name)] = agg.get(f"term_{name}", 0.0)
+    _finish(campaign, state, started, metrics)
+    return metrics
+
+
+def materialize(campaign: Campaign) -> dict[str, float]:
+    started = time.time()
+    state = campaign.load_state()
+    _expect(state, Phase.MATERIALIZE)
+    out = ingest(campaign, state, state.generation)
+    metrics = {M.REPLAY_SIZE: out["size"], M.REPLAY_OCCUPANCY: out["occupancy"],
+               M.REPLAY_ADMITTED_TOTAL: state.counters.rows_admitted}
+    every = campaign.cfg.campaign.snapshot_every
+    if every and state.generation % every == 0:
+        metrics["replay/snapshot_rows"] = snapshot_replay(campaign, state.generation)
+    _finish(campaign, state, started, metrics)
+    return metrics
+
+
+def train_quantum(campaign: Campaign, overlap: Callable[[threading.Event], list[ActorSummary]] | None = None
+                  ) -> dict[str, float]:
+    """Runs the quantum; `overlap` (if given) keeps some actors playing for
+    the next generation until training ends."""
+    started = time.time()
+    state = campaign.load_state()
+    _expect(state, Phase.TRAIN)
+    stop = threading.Event()
+    results: list[ActorSummary] = []
+    worker = None
+    if overlap is not None:
+        worker = threading.Thread(target=lambda: results.extend(overlap(stop)), daemon=True)
+        worker.start()
+    try:
+        stats = train(campaign, state.generation)
+    finally:
+        stop.set()
+        if worker is not None:
+            worker.join()
+    metrics: dict[str, float] = {}
+    if stats is not None:
+        steps = campaign.cfg.train.steps_per_quantum
+        state.counters.optimizer_steps += steps
+        state.counters.presentations_trained += steps * campaign.cfg.train.global_batch
+        metrics.update({M.TRAIN_LOSS: stats.get("loss_total", float("nan")), M.TRAIN_LR: stats.get("lr_last", 0.0),
+                        M.TRAIN_GRAD_NORM: stats.get("grad_norm_mean", 0.0),
+                        M.TRAIN_SAMPLES_S: stats.get("samples_per_s", 0.0),
+                        M.REPLAY_SAMPLE_AGE: stats.get("mean_sample_age", float("nan"))})
+        for head in M.TRAIN_LOSS_HEADS:
+            if f"loss_{head}" in stats:
+                metrics[M.loss_key(head)] = stats[f"loss_{head}"]
+    metrics[M.TRAIN_STEP] = state.counters.optimizer_steps
+    metrics[M.TRAIN_SAMPLES] = state.counters.presentations_trained
+    if results:
+        metrics[M.SELFPLAY_SEARCHES_S_OVERLAP] = aggregate(results)["searches_per_s"]
+    cadence = campaign.cfg.campaign.checkpoint_every
+    if cadence and state.generation % cadence == 0:
+        tracker(campaign, state).log_artifact(campaign.paths.checkpoint, f"checkpoints/gen_{state.generation:04d}")
+    _finish(campaign, state, started, metrics)
+    return metrics
+
+
+def publish(campaign: Campaign) -> dict[str, float]:
+    from chesszero.campaign.publish_stage import publish_generation
+
+    started = time.time()
+    state = campaign.load_state()
+    _expect(state, Phase.PUBLISH)
+    metrics = publish_generation(campaign, state, tracker(campaign, state))
+    _finish(campaign, state, started, metrics)
+    return metrics
+
+
+def resign(campaign: Campaign) -> dict[str, float]:
+    started = time.time()
+    state = campaign.load_state()
+    _expect(state, Phase.RESIGN)
+    out = recalibrate_resignation(campaign, state.generation)
+    metrics = {M.RESIGN_THRESHOLD: out["threshold"] if out["threshold"] is not None else -1.0}
+    if out["false_rate_upper"] is not None:
+        metrics[M.RESIGN_FALSE_UPPER] = out["false_rate_upper"]
+    _finish(campaign, state, started, metrics)
+    return metrics
+
+
+def evaluate(campaign: Campaign, *, final: bool = False) -> dict[str, float]:
+    from chesszero.campaign.eval_stage import evaluate_generation
+
+    started = time.time()
+    state = campaign.load_state()
+    _expect(state, Phase.EVALUATE)
+    metrics: dict[str, float] = {}
+    cadence = campaign.cfg.evaluate.cadence_generations
+    if final or state.generation % cadence == 0:
+        metrics = evaluate_generation(campaign, state, tracker(campaign, state), budget_sweep=final)
+    if final:
+        state.finished = True
+    _finish(campaign, state, started, metrics)
+    return metrics
+
+
+def overlap_player(campaign: Campaign) -> Callable[[threading.Event], list[ActorSummary]] | None:
+    """Actors that keep playing (for the next generation) while the trainer runs."""
+    cfg = campaign.cfg
+    count = int(round(cfg.selfplay.actors * cfg.campaign.overlap_fraction))
+    if count <= 0:
+        return None
+    state = campaign.load_state()
+    jobs = [ActorJob(str(campaign.root), campaign.name, campaign.preset, actor=i, generation=state.generation + 1,
+                     positions=10**9, artifact=str(state.active_artifact), model_id=_model_id(state),
+                     resign_threshold=None, label="overlap") for i in range(count)]
+    slice_positions = max(16, cfg.selfplay.games_in_flight)
+
+    def play(stop: threading.Event) -> list[ActorSummary]:
+        out: list[ActorSummary] = []
+        for job in jobs[:1]:  # one overlap actor thread per process: cores are shared with the trainer
+            out.extend(run_actor_job(job, stop=stop, slice_positions=slice_positions))
+        return out
+
+    return play
+
+
+def run_local(campaign: Campaign, *, generations: int | None = None, hours: float | None = None,
+              on_phase: Callable[[str, dict[str, Any]], None] | None = None) -> CampaignState:
+    """Runs (or resumes) the campaign in this process, without Prefect.
+
+    Dispatches on the durable phase exactly like ``flows/final_recipe.py``.
+    """
+    state = bootstrap(campaign)
+    while budget_left(campaign, state, generations=generations, hours=hours):
+        phase = state.phase
+        if phase is Phase.SELFPLAY:
+            started = time.time()
+            for job in plan(campaign):
+                run_actor_job(job)
+            _report(on_phase, "selfplay", finish_selfplay(campaign, started))
+        elif phase is Phase.MATERIALIZE:
+            _report(on_phase, "materialize", materialize(campaign))
+        elif phase is Phase.TRAIN:
+            _report(on_phase, "train", train_quantum(campaign, overlap_player(campaign)))
+        elif phase is Phase.PUBLISH:
+            _report(on_phase, "publish", publish(campaign))
+        elif phase is Phase.RESIGN:
+            _report(on_phase, "resign", resign(campaign))
+        elif phase is Phase.EVALUATE:
+            last = is_last(campaign, state, generations=generations, hours=hours)
+            _report(on_phase, "evaluate", evaluate(campaign, final=last))
+        state = campaign.load_state()
+    return state
+
+
+def _report(cb: Callable[[str, dict[str, Any]], None] | None, phase: str, metrics: dict[str, Any]) -> None:
+    if cb is not None:
+        cb(phase, metrics)
+
+
+__all__ = ["PhaseError", "bootstrap", "budget_left", "evaluate", "finish_selfplay", "materialize",
+           "is_last", "overlap_player", "plan", "publish", "resign", "run_local", "train_quantum"]

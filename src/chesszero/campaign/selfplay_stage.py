@@ -1,0 +1,198 @@
+"""Self-play phase: plan actor jobs for a generation, run them, count shards.
+
+An :class:`ActorJob` is plain data so Prefect can ship it to a thread, a
+process or a Dask worker; :func:`run_actor_job` rebuilds everything it needs
+from the campaign directory, plays with the active artifact and writes one
+Parquet shard per call (atomically). Progress is the set of shards on disk,
+so a rerun after a crash only plays what is still missing.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+import time
+import uuid
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from chesszero.campaign.context import Campaign, CampaignPaths
+from chesszero.campaign.state import write_json_atomic
+from chesszero.config import Config
+
+
+@dataclass(frozen=True)
+class ActorJob:
+    """One actor's share of a generation's self-play."""
+
+    root: str
+    campaign: str
+    preset: str
+    actor: int
+    generation: int
+    positions: int
+    artifact: str
+    model_id: str
+    resign_threshold: float | None
+    label: str = "main"  # "main" or "overlap" (played while the trainer runs)
+
+
+@dataclass
+class ActorSummary:
+    """What one actor call produced (also the JSON sidecar of its shard)."""
+
+    shard: str | None
+    actor: int
+    games: int
+    positions: int
+    searches: int
+    seconds: float
+    terminations: dict[str, int]
+    label: str
+
+    @property
+    def searches_per_second(self) -> float:
+        return self.searches / self.seconds if self.seconds > 0 else 0.0
+
+
+def actor_settings(cfg: Config, *, actor: int, seed: int, archive_path: Path) -> Any:
+    """Maps the typed recipe onto the self-play actor's settings."""
+    from chesszero.selfplay.actor import ActorSettings
+    from chesszero.selfplay.archive import ArchiveSettings
+
+    s, sp = cfg.search, cfg.selfplay
+    return ActorSettings(
+        actor_id=f"actor{actor}",
+        games_in_flight=sp.games_in_flight,
+        batch_size=sp.batch_size,
+        seed=seed,
+        search={
+            "c_puct": s.c_puct_selfplay,
+            "fpu_reduction": s.fpu_reduction,
+            "dirichlet_epsilon": s.dirichlet_epsilon,
+            "dirichlet_alpha": s.dirichlet_alpha,
+            "forced_playout_k": s.forced_playout_k,
+            "discount": s.discount,
+            "subtree_retention": s.subtree_retention,
+            "leaves_per_tree": s.leaves_per_tree,
+        },
+        temperature=tuple((int(k), float(v)) for k, v in zip(sp.temperature.keys, sp.temperature.values, strict=True)),
+        greedy_after_ply=sp.greedy_after_ply,
+        random_opening_min_plies=sp.random_opening_min_plies,
+        random_opening_max_plies=sp.random_opening_max_plies,
+        restart_fraction=sp.restart_fraction,
+        continuation_fraction=sp.continuation_fraction,
+        archive=ArchiveSettings(**sp.restart.model_dump()),
+        archive_path=archive_path,
+    )
+
+
+def shard_summaries(paths: CampaignPaths, generation: int) -> list[ActorSummary]:
+    """Summaries of the shards already written for a generation."""
+    out = []
+    for sidecar in sorted(paths.shards(generation).glob("*.parquet.json")):
+        shard = sidecar.with_suffix("")
+        if shard.exists():
+            out.append(ActorSummary(**json.loads(sidecar.read_text())))
+    return out
+
+
+def shard_files(paths: CampaignPaths, generation: int) -> list[Path]:
+    return [Path(s.shard) for s in shard_summaries(paths, generation) if s.shard]
+
+
+def plan_selfplay(campaign: Campaign, generation: int, *, positions_needed: int, artifact: str,
+                  model_id: str, resign_threshold: float | None) -> list[ActorJob]:
+    """Splits what is still missing for this generation over the actors."""
+    done = sum(s.positions for s in shard_summaries(campaign.paths, generation))
+    missing = max(0, positions_needed - done)
+    if missing == 0:
+        return []
+    actors = campaign.cfg.selfplay.actors
+    share = math.ceil(missing / actors)
+    return [ActorJob(str(campaign.root), campaign.name, campaign.preset, actor=i, generation=generation,
+                     positions=share, artifact=artifact, model_id=model_id,
+                     resign_threshold=resign_threshold) for i in range(actors)]
+
+
+def _load_pending(path: Path) -> list[Any]:
+    from chesszero.selfplay.logs import PendingGame
+
+    if not path.exists():
+        return []
+    return [PendingGame.from_dict(d) for d in json.loads(path.read_text())]
+
+
+def run_actor_job(job: ActorJob, *, stop: threading.Event | None = None,
+                  slice_positions: int | None = None, threads: int = 1) -> list[ActorSummary]:
+    """Plays the job's positions with the active artifact; one shard per call.
+
+    With ``stop`` the job plays in slices and returns early once it is set
+    (used by the actors that overlap the trainer).
+    """
+    from chesszero.publish import load_artifact
+    from chesszero.publish.runtime import OrtRuntime
+    from chesszero.selfplay.actor import SelfPlayActor
+
+    campaign = Campaign.open(Path(job.root), job.campaign, preset=job.preset)
+    cfg, paths = campaign.cfg, campaign.paths
+    actor_dir = paths.actor(job.actor)
+    actor_dir.mkdir(parents=True, exist_ok=True)
+    seed = (cfg.campaign.seed * 1_000_003 + job.generation * 1009 + job.actor * 17
+            + (7 if job.label == "overlap" else 0)) % 2**31
+    actor = SelfPlayActor(actor_settings(cfg, actor=job.actor, seed=seed,
+                                         archive_path=actor_dir / "archive.sqlite"))
+    session = OrtRuntime(threads=threads).build(load_artifact(job.artifact))
+    pending_path = actor_dir / "pending.json"
+    resume = _load_pending(pending_path)
+    visits = cfg.search.visit_cap.at(job.generation)
+    ply_cap = cfg.selfplay.ply_cap.at(job.generation)
+    out_dir = paths.shards(job.generation)
+    summaries: list[ActorSummary] = []
+    remaining = job.positions
+    try:
+        actor.archive.evict(job.generation)
+        while remaining > 0 and not (stop is not None and stop.is_set()):
+            quota = min(remaining, slice_positions) if slice_positions else remaining
+            shard = out_dir / f"{job.label}_a{job.actor}_{uuid.uuid4().hex[:10]}.parquet"
+            report = actor.play(session, visits=visits, ply_cap=ply_cap, model_id=job.model_id,
+                                generation=job.generation, resign_threshold=job.resign_threshold,
+                                positions=quota, shard_path=shard, resume=resume)
+            resume = []
+            summary = ActorSummary(
+                shard=str(report.path) if report.path else None, actor=job.actor, games=report.games,
+                positions=report.positions, searches=report.searches, seconds=report.seconds,
+                terminations=dict(report.terminations), label=job.label)
+            if report.path is not None:
+                write_json_atomic(Path(str(report.path) + ".json"), asdict(summary))
+            write_json_atomic(pending_path, [p.to_dict() for p in actor.pending])  # type: ignore[arg-type]
+            summaries.append(summary)
+            remaining -= report.positions
+    finally:
+        actor.close()
+    return summaries
+
+
+def positions_needed(cfg: Config, available_presentations: float) -> int:
+    """New searched positions that fund one quantum given unspent credit."""
+    cost = cfg.train.steps_per_quantum * cfg.train.global_batch
+    missing = max(0.0, cost - available_presentations)
+    return math.ceil(missing / cfg.replay.reuse_ratio)
+
+
+def aggregate(summaries: list[ActorSummary]) -> dict[str, float]:
+    """Generation totals: games, positions, searches/s and terminations."""
+    games = sum(s.games for s in summaries)
+    seconds = max((s.seconds for s in summaries), default=0.0)
+    searches = sum(s.searches for s in summaries)
+    terms: dict[str, float] = {}
+    for s in summaries:
+        for k, v in s.terminations.items():
+            terms[k] = terms.get(k, 0) + v
+    decisive = sum(terms.get(k, 0) for k in ("checkmate", "resignation"))
+    return {"games": games, "positions": sum(s.positions for s in summaries),
+            "searches_per_s": searches / seconds if seconds > 0 else 0.0,
+            "non_decisive_rate": 1.0 - decisive / games if games else 0.0, **{f"term_{k}": v for k, v in terms.items()},
+            "wall_s": seconds, "stamp": time.time()}

@@ -1,0 +1,129 @@
+"""MLflow tracking of a campaign: one run per campaign, metrics indexed by
+generation, artifacts, and a registered model whose `active` alias follows
+the activated artifact.
+
+Store: ``sqlite:///<root>/mlruns/mlflow.db`` with artifacts under
+``<root>/mlruns/artifacts`` (MLflow 3 refuses a plain ./mlruns file store).
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+from collections.abc import Mapping
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from chesszero.campaign import metrics as M
+
+DEPENDENCIES = ("torch", "onnx", "onnxruntime", "numpy", "polars", "pandera", "prefect", "mlflow",
+                "dvc", "chess", "pydantic")
+
+
+def tracking_uri(root: Path) -> str:
+    return f"sqlite:///{(root / 'mlruns' / 'mlflow.db').resolve()}"
+
+
+def flatten(d: Mapping[str, Any], prefix: str = "") -> dict[str, str]:
+    """Nested mapping -> {"a.b.c": "value"} for MLflow params."""
+    out: dict[str, str] = {}
+    for k, v in d.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, Mapping):
+            out.update(flatten(v, key + "."))
+        else:
+            out[key] = str(v)[:6000]
+    return out
+
+
+def git_revision(root: Path) -> tuple[str, bool]:
+    """(commit, dirty) of the project checkout, ("unknown", True) outside git."""
+    try:
+        rev = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True,
+                             check=True).stdout.strip()
+        dirty = bool(subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
+                                    capture_output=True, text=True, check=True).stdout.strip())
+        return rev, dirty
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown", True
+
+
+def environment_params(root: Path) -> dict[str, str]:
+    rev, dirty = git_revision(root)
+    params = {"git.revision": rev, "git.dirty": str(dirty), "machine.platform": platform.platform(),
+              "machine.cpus": str(os.cpu_count()), "machine.python": platform.python_version()}
+    for dep in DEPENDENCIES:
+        try:
+            params[f"dep.{dep}"] = metadata.version(dep)
+        except metadata.PackageNotFoundError:
+            params[f"dep.{dep}"] = "absent"
+    return params
+
+
+class Tracker:
+    """Thin wrapper over an MLflow client bound to one campaign run."""
+
+    def __init__(self, root: Path, campaign: str, run_id: str | None = None) -> None:
+        import mlflow
+        from mlflow.tracking import MlflowClient
+
+        (root / "mlruns" / "artifacts").mkdir(parents=True, exist_ok=True)
+        self.uri = tracking_uri(root)
+        mlflow.set_tracking_uri(self.uri)
+        self.client = MlflowClient(tracking_uri=self.uri)
+        exp = self.client.get_experiment_by_name(M.EXPERIMENT)
+        if exp is None:
+            exp_id = self.client.create_experiment(
+                M.EXPERIMENT, artifact_location=(root / "mlruns" / "artifacts").resolve().as_uri())
+        else:
+            exp_id = exp.experiment_id
+        self.campaign = campaign
+        self.model_name = f"{M.REGISTERED_MODEL_PREFIX}-{campaign}"
+        if run_id is None:
+            run = self.client.create_run(exp_id, run_name=campaign,
+                                         tags={M.TAG_CAMPAIGN: campaign, M.TAG_KIND: "campaign"})
+            run_id = run.info.run_id
+        self.run_id = run_id
+
+    def log_params(self, params: Mapping[str, str]) -> None:
+        from mlflow.entities import Param
+
+        existing = self.client.get_run(self.run_id).data.params
+        fresh = [Param(k, v) for k, v in params.items() if k not in existing]
+        for i in range(0, len(fresh), 90):
+            self.client.log_batch(self.run_id, params=fresh[i:i + 90])
+
+    def log_metrics(self, values: Mapping[str, float], step: int) -> None:
+        import time
+
+        from mlflow.entities import Metric
+
+        now = int(time.time() * 1000)
+        batch = [Metric(k, float(v), now, step) for k, v in values.items() if v is not None]
+        for i in range(0, len(batch), 900):
+            self.client.log_batch(self.run_id, metrics=batch[i:i + 900])
+
+    def log_artifact(self, path: Path, artifact_path: str | None = None) -> None:
+        if path.is_dir():
+            self.client.log_artifacts(self.run_id, str(path), artifact_path)
+        else:
+            self.client.log_artifact(self.run_id, str(path), artifact_path)
+
+    def register_active(self, onnx_path: Path, label: str) -> str:
+        """Logs the ONNX artifact as a model, registers a version and points
+        the `active` alias at it; returns the version."""
+        import mlflow
+        import onnx
+
+        with mlflow.start_run(run_id=self.run_id):
+            info = mlflow.onnx.log_model(onnx.load(str(onnx_path)), name=f"artifact_{label}",
+                                         registered_model_name=self.model_name)
+        version = str(info.registered_model_version)
+        self.client.set_registered_model_alias(self.model_name, "active", version)
+        self.client.set_model_version_tag(self.model_name, version, "artifact", label)
+        return version
+
+    def set_terminated(self, status: str = "FINISHED") -> None:
+        self.client.set_terminated(self.run_id, status=status)
