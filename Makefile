@@ -9,7 +9,8 @@ PYTEST_ARGS ?=
 CPP_SOURCES := $(shell find cpp -name '*.cpp' -o -name '*.h') CMakeLists.txt pyproject.toml
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all setup build system-deps test run demo bench lint clean
+.PHONY: all setup build system-deps test run demo bench lint clean mlflow-ui serve reports
+export PREFECT_HOME ?= $(CURDIR)/.prefect
 
 all: test
 
@@ -35,16 +36,30 @@ system-deps:
 test: setup
 	$(PY) -m pytest -q $(PYTEST_ARGS)
 
+# The main job: a campaign of the $(PRESET) preset (resumes if interrupted).
 run: setup
+	$(PY) -m chesszero.campaign run --preset $(PRESET)
+
+demo: build
 	$(PY) -m chesszero demo
 
-demo: run
-
 bench: setup
-	$(PY) benchmarks/bench_core.py
+	$(PY) benchmarks/run_all.py --out reports/bench
+
+# MLflow UI on the project's store: http://127.0.0.1:5000
+mlflow-ui: build
+	$(VENV)/bin/mlflow ui --backend-store-uri sqlite:///mlruns/mlflow.db --host 127.0.0.1 --port 5000
+
+# Prefect deployments final-recipe/{smoke,cpu,paper}; needs `prefect server start` and PREFECT_API_URL.
+serve: build
+	$(PY) flows/serve.py
+
+# Figures and tables from the MLflow store (after a campaign).
+reports: build
+	PATH=$(CURDIR)/$(VENV)/bin:$$PATH $(VENV)/bin/dvc repro figures tables
 
 lint: build
-	$(VENV)/bin/ruff check src tests benchmarks flows scripts
+	$(VENV)/bin/ruff check src tests benchmarks flows scripts reports
 
 clean:
 	rm -rf build $(VENV) .pytest_cache

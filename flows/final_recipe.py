@@ -12,11 +12,14 @@ to start, so re-running the same command after Ctrl-C or kill -9 resumes.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+import cloudpickle
 from prefect import flow, get_run_logger, task
+from prefect.cache_policies import NO_CACHE
 
 from chesszero.campaign import runner
 from chesszero.campaign.context import Campaign
@@ -24,50 +27,54 @@ from chesszero.campaign.progress import Reporter
 from chesszero.campaign.selfplay_stage import ActorJob, run_actor_job
 from chesszero.campaign.state import Phase
 
+# Ship this module's tasks by value: Dask workers have the chesszero package
+# but not the flows/ directory on their path.
+cloudpickle.register_pickle_by_value(sys.modules[__name__])
+
 
 def _open(root: str, name: str, preset: str) -> Campaign:
     return Campaign.open(Path(root), name, preset=preset)
 
 
-@task(name="bootstrap")
+@task(name="bootstrap", cache_policy=NO_CACHE)
 def bootstrap_task(root: str, name: str, preset: str) -> dict[str, Any]:
     campaign = _open(root, name, preset)
     runner.bootstrap(campaign)
     return campaign.summary()
 
 
-@task(name="self-play actor", tags=["actor"])
+@task(name="self-play actor", tags=["actor"], cache_policy=NO_CACHE)
 def actor_task(job: ActorJob) -> list[dict[str, Any]]:
     return [asdict(s) for s in run_actor_job(job)]
 
 
-@task(name="finish self-play")
+@task(name="finish self-play", cache_policy=NO_CACHE)
 def finish_selfplay_task(root: str, name: str, preset: str, started: float) -> dict[str, float]:
     return runner.finish_selfplay(_open(root, name, preset), started)
 
 
-@task(name="materialize")
+@task(name="materialize", cache_policy=NO_CACHE)
 def materialize_task(root: str, name: str, preset: str) -> dict[str, float]:
     return runner.materialize(_open(root, name, preset))
 
 
-@task(name="train quantum")
+@task(name="train quantum", cache_policy=NO_CACHE)
 def train_task(root: str, name: str, preset: str) -> dict[str, float]:
     campaign = _open(root, name, preset)
     return runner.train_quantum(campaign, runner.overlap_player(campaign))
 
 
-@task(name="publish")
+@task(name="publish", cache_policy=NO_CACHE)
 def publish_task(root: str, name: str, preset: str) -> dict[str, float]:
     return runner.publish(_open(root, name, preset))
 
 
-@task(name="resignation")
+@task(name="resignation", cache_policy=NO_CACHE)
 def resign_task(root: str, name: str, preset: str) -> dict[str, float]:
     return runner.resign(_open(root, name, preset))
 
 
-@task(name="evaluate")
+@task(name="evaluate", cache_policy=NO_CACHE)
 def evaluate_task(root: str, name: str, preset: str, final: bool) -> dict[str, float]:
     return runner.evaluate(_open(root, name, preset), final=final)
 
@@ -87,10 +94,12 @@ def final_recipe(preset: str = "cpu", campaign: str | None = None, root: str = "
     reporter = Reporter(camp, enabled=progress)
     state = camp.load_state()
     with reporter:
-        while runner.budget_left(camp, state, generations=generations, hours=hours):
+        while True:
             g = state.generation
             phase = state.phase
             if phase is Phase.SELFPLAY:
+                if not runner.budget_left(camp, state, generations=generations, hours=hours):
+                    break
                 started = time.time()
                 jobs = runner.plan(camp)
                 reporter.selfplay(g, sum(j.positions for j in jobs))

@@ -88,6 +88,15 @@ def check_name(name: str) -> str:
     return name
 
 
+def _diff(a: Any, b: Any, prefix: str = "") -> list[str]:
+    if isinstance(a, dict) and isinstance(b, dict):
+        out = []
+        for k in sorted(set(a) | set(b)):
+            out += _diff(a.get(k), b.get(k), f"{prefix}{k}.")
+        return out
+    return [] if a == b else [prefix.rstrip(".")]
+
+
 @dataclass
 class Campaign:
     """One campaign: project root, name, recipe, paths and state store."""
@@ -114,7 +123,21 @@ class Campaign:
             if existing.preset != preset:
                 raise ValueError(f"campaign {name!r} was started with preset {existing.preset!r}, "
                                  f"not {preset!r}; use another name or the same preset")
-        return cls(root, name, preset, cfg, paths, states)
+        campaign = cls(root, name, preset, cfg, paths, states)
+        campaign.check_recipe()
+        return campaign
+
+    def check_recipe(self) -> None:
+        """Refuses to resume with a recipe that differs from the one the
+        campaign started with (credit and schedules would silently drift)."""
+        if not self.paths.config.exists():
+            return
+        started = json.loads(self.paths.config.read_text())["recipe"]
+        now = self.cfg.model_dump(mode="json")
+        changed = sorted(_diff(started, now))
+        if changed:
+            raise ValueError(f"campaign {self.name!r} was started with a different recipe; changed keys: "
+                             f"{', '.join(changed[:10])}; restore params.yaml or start a new campaign name")
 
     def load_state(self) -> CampaignState:
         if self.states.exists():

@@ -76,6 +76,7 @@ def evaluate_generation(campaign: Campaign, state: CampaignState, tracker: Track
         metrics[M.elo_key(mode)] = elo.estimate
         metrics[M.elo_key(mode, "lo")] = elo.lower
         metrics[M.elo_key(mode, "hi")] = elo.upper
+        metrics[M.elo_key(mode, "bound")] = float(elo.is_bound)  # score 0 or 1: a one-sided bound
         for rung, score in rated["scores"].items():
             metrics[M.score_key(mode, rung)] = score
         lines.append(f"{mode}: {elo.describe() if hasattr(elo, 'describe') else elo.estimate} "
@@ -87,6 +88,7 @@ def evaluate_generation(campaign: Campaign, state: CampaignState, tracker: Track
             metrics[M.budget_key(visits)] = rated["elo"].estimate
             metrics[M.budget_key(visits, "lo")] = rated["elo"].lower
             metrics[M.budget_key(visits, "hi")] = rated["elo"].upper
+            metrics[M.budget_key(visits, "bound")] = float(rated["elo"].is_bound)
     (out_dir / "summary.txt").write_text("\n".join(lines) + "\n")
     tracker.log_artifact(out_dir, f"evals/gen_{g:04d}")
     tracker.log_params({"ladder.anchor": _ladder(campaign).header()})

@@ -13,6 +13,10 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Iterable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -46,32 +50,54 @@ def ingest(campaign: Campaign, state: CampaignState, generation: int) -> dict[st
     try:
         pending = state.pending_shard
         if pending is not None:  # a crash hit between recording and marking a shard
-            if store.total_appended != pending["store_total_before"]:
-                landed = store.total_appended - pending["store_total_before"]
+            landed = store.total_appended - pending["store_total_before"]
+            if landed:
+                expected = len(convert_shard(campaign.paths.dir / pending["shard"], options, generation=generation))
+                if landed != expected:
+                    raise RuntimeError(f"replay store {campaign.paths.replay} advanced by {landed} rows while "
+                                       f"shard {pending['shard']} holds {expected}: the store was changed outside "
+                                       "this campaign")
                 state.admitted_shards.append(pending["shard"])
                 state.counters.rows_materialized += landed
                 state.counters.rows_admitted += landed
             state.pending_shard = None
             campaign.save_state(state)
-        for shard in shard_files(campaign.paths, generation):
-            key = str(shard.relative_to(campaign.paths.dir))
-            if key in state.admitted_shards:
-                continue
-            rows = convert_shard(shard, options, generation=generation)
-            state.pending_shard = {"shard": key, "store_total_before": store.total_appended}
-            campaign.save_state(state)
-            if len(rows):
-                store.append(rows)
-            state.admitted_shards.append(key)
-            state.counters.rows_materialized += len(rows)
-            state.counters.rows_admitted += store.total_appended - state.pending_shard["store_total_before"]
-            state.pending_shard = None
-            campaign.save_state(state)
-            added += len(rows)
+        todo = [s for s in shard_files(campaign.paths, generation)
+                if str(s.relative_to(campaign.paths.dir)) not in state.admitted_shards]
+        with _converted(todo, options, generation, campaign.cfg.campaign.materialize_workers) as converted:
+            for shard, rows in zip(todo, converted, strict=True):
+                key = str(shard.relative_to(campaign.paths.dir))
+                state.pending_shard = {"shard": key, "store_total_before": store.total_appended}
+                campaign.save_state(state)
+                if len(rows):
+                    store.append(rows)
+                state.admitted_shards.append(key)
+                state.counters.rows_materialized += len(rows)
+                state.counters.rows_admitted += store.total_appended - state.pending_shard["store_total_before"]
+                state.pending_shard = None
+                campaign.save_state(state)
+                added += len(rows)
         return {"rows_added": added, "size": store.size, "occupancy": store.size / store.logical_capacity,
                 "total_appended": store.total_appended}
     finally:
         store.close()
+
+
+@contextmanager
+def _converted(shards: list[Path], options: Any, generation: int, workers: int) -> Iterator[Iterable[Any]]:
+    """Rows of each shard, in order. Conversion (validation, replay, targets)
+    runs in worker processes when `workers` > 1; appends stay in order."""
+    from chesszero.replay import convert_shard
+
+    if workers <= 1 or len(shards) <= 1:
+        yield (convert_shard(s, options, generation=generation) for s in shards)
+        return
+    with ProcessPoolExecutor(max_workers=min(workers, len(shards))) as pool:
+        yield pool.map(partial(convert_shard, options=options, generation=generation), shards)
+
+
+class UnfundedQuantum(RuntimeError):
+    """The replay store does not yet fund the generation's quantum."""
 
 
 def checkpoint_extra(path: Path) -> dict[str, Any]:
@@ -106,22 +132,23 @@ def train(campaign: Campaign, generation: int) -> dict[str, Any] | None:
     from chesszero.train.run import EXIT_UNFUNDED, QuantumJob, run_quantum_job
 
     paths, cfg = campaign.paths, campaign.cfg
+    stats_out = paths.dir / f"quantum_gen{generation:04d}.json"
     if checkpoint_extra(paths.checkpoint).get("generation", -1) >= generation:
-        return None
-    stats_out = paths.dir / "quantum.json"
+        return json.loads(stats_out.read_text()) if stats_out.exists() else None
     if cfg.train.world_size == 1:
         stats = run_quantum_job(QuantumJob(cfg, paths.replay, paths.checkpoint, stats_out,
                                            extra={"generation": generation}))
         if stats is None:
-            raise RuntimeError(f"generation {generation}: the replay store does not fund a quantum")
+            raise UnfundedQuantum(f"generation {generation}: the replay store does not fund a quantum")
         return stats.as_dict(prefix="")
-    cmd = [sys.executable, "-m", "torch.distributed.run", f"--nproc_per_node={cfg.train.world_size}",
-           "-m", "chesszero.train.run", "--params", str(campaign.root / "params.yaml"),
-           "--preset", campaign.preset, "--replay", str(paths.replay), "--checkpoint", str(paths.checkpoint),
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone",
+           f"--nproc_per_node={cfg.train.world_size}", "-m", "chesszero.train.run",
+           "--params", str(campaign.root / "params.yaml"), "--preset", campaign.preset,
+           "--replay", str(paths.replay), "--checkpoint", str(paths.checkpoint),
            "--stats-out", str(stats_out), "--generation", str(generation)]
     proc = subprocess.run(cmd, cwd=campaign.root)
     if proc.returncode == EXIT_UNFUNDED:
-        raise RuntimeError(f"generation {generation}: the replay store does not fund a quantum")
+        raise UnfundedQuantum(f"generation {generation}: the replay store does not fund a quantum")
     if proc.returncode != 0:
         raise RuntimeError(f"torchrun training failed with exit code {proc.returncode}")
     return json.loads(stats_out.read_text())
@@ -141,35 +168,44 @@ def initial_checkpoint(campaign: Campaign) -> None:
     trainer.save(campaign.paths.checkpoint, extra={"generation": -1})
 
 
-def recalibrate_resignation(campaign: Campaign, generation: int) -> dict[str, float | None]:
-    """Feeds the generation's continuation games to the calibrator and
-    publishes a threshold (tighten at once, relax by at most 0.01)."""
-    from chesszero.selfplay.actor import resign_probes
-    from chesszero.selfplay.records import frame_to_records, read_shard
+def load_resign(campaign: Campaign) -> tuple[Any, set[str], int]:
+    """(calibrator, shards already recorded, generation last published for)."""
     from chesszero.selfplay.resign import ResignCalibrator
 
     rc = campaign.cfg.selfplay.resign
     path = campaign.paths.resign
     if path.exists():
-        calibrator = ResignCalibrator.load(path)
-        seen = set(json.loads(path.with_suffix(".seen.json").read_text())) \
-            if path.with_suffix(".seen.json").exists() else set()
-    else:
-        calibrator = ResignCalibrator(window=rc.window_games, min_triggers=rc.min_triggers,
-                                      max_false_rate=rc.max_false_rate, confidence=rc.confidence)
-        seen = set()
-    for shard in shard_files(campaign.paths, generation):
-        if shard.name in seen:
-            continue
-        for record in frame_to_records(read_shard(shard)):
-            if record.is_continuation and record.termination != "ply_cap":
-                calibrator.record_game(resign_probes(record), {"1-0": True, "0-1": False}.get(record.result))
-        seen.add(shard.name)
-    threshold = calibrator.publish() if rc.enabled else None
-    calibrator.save(path)
-    from chesszero.campaign.state import write_json_atomic
+        data = json.loads(path.read_text())
+        return (ResignCalibrator.from_dict(data["calibrator"]), set(data["seen"]),
+                int(data["published_for"]))
+    return (ResignCalibrator(window=rc.window_games, min_triggers=rc.min_triggers,
+                             max_false_rate=rc.max_false_rate, confidence=rc.confidence), set(), -1)
 
-    write_json_atomic(path.with_suffix(".seen.json"), sorted(seen))  # type: ignore[arg-type]
+
+def recalibrate_resignation(campaign: Campaign, generation: int) -> dict[str, float | None]:
+    """Feeds the generation's continuation games to the calibrator and
+    publishes a threshold (tighten at once, relax by at most 0.01), once per
+    generation: calibrator, recorded shards and the publication mark are
+    one atomically written file."""
+    from chesszero.campaign.state import write_json_atomic
+    from chesszero.selfplay.actor import resign_probes
+    from chesszero.selfplay.records import frame_to_records, read_shard
+
+    calibrator, seen, published_for = load_resign(campaign)
+    if published_for < generation:
+        for shard in shard_files(campaign.paths, generation):
+            if shard.name in seen:
+                continue
+            for record in frame_to_records(read_shard(shard)):
+                if record.is_continuation and record.termination != "ply_cap":
+                    calibrator.record_game(resign_probes(record),
+                                           {"1-0": True, "0-1": False}.get(record.result))
+            seen.add(shard.name)
+        if campaign.cfg.selfplay.resign.enabled:
+            calibrator.publish()
+        write_json_atomic(campaign.paths.resign, {"calibrator": calibrator.to_dict(), "seen": sorted(seen),
+                                                  "published_for": generation})
+    threshold = calibrator.threshold if campaign.cfg.selfplay.resign.enabled else None
     bound = None
     if threshold is not None:
         bound = next((s.upper_bound for s in calibrator.stats() if s.threshold == threshold), None)

@@ -2,21 +2,25 @@
 gate -> activation, recorded in MLflow (metrics, reports, registered model
 version with the `active` alias).
 
-An artifact that fails fidelity is never activated. One that passes is a
-candidate: it becomes active after two consecutive paired matches scoring
->= 0.48 against the active artifact (SPEC 10); the first artifact of a
-campaign has nothing to play against and is activated on fidelity alone.
+An artifact that fails fidelity is never activated. A routine update that
+passes is activated (the paper gates routine updates on fidelity only). With
+``campaign.promotion_matches`` a passing artifact is instead a candidate that
+becomes active after two consecutive paired matches scoring >= 0.48 against
+the active artifact (SPEC 10, the paper's gate for candidates such as a
+larger network). Each step is idempotent: a rerun after a crash reuses the
+published artifact (marker ``publish.json``), resumes the gate's match
+sequence and does not register a version twice.
 """
 
 from __future__ import annotations
 
-import uuid
+import json
 from pathlib import Path
 from typing import Any
 
 from chesszero.campaign import metrics as M
 from chesszero.campaign.context import Campaign
-from chesszero.campaign.state import CampaignState
+from chesszero.campaign.state import CampaignState, write_json_atomic
 from chesszero.campaign.tracking import Tracker
 
 
@@ -51,7 +55,8 @@ def _activate(campaign: Campaign, artifact: Any, tracker: Tracker, label: str) -
 def publish_initial(campaign: Campaign, tracker: Tracker) -> tuple[str, int]:
     """Publishes the step-0 network; it must pass fidelity to start a campaign."""
     result = _publish_checkpoint(campaign, None)
-    tracker.log_metrics(_fidelity_metrics(result), step=0)
+    tracker.log_metrics({k.replace("publish/", "publish/initial_"): v for k, v in _fidelity_metrics(result).items()},
+                        step=0)
     tracker.log_artifact(result.directory / "fidelity.json", "artifacts/initial")
     if not result.gate.passed:
         reason = result.gate.error or (result.gate.report.failures if result.gate.report else "unknown")
@@ -59,8 +64,11 @@ def publish_initial(campaign: Campaign, tracker: Tracker) -> tuple[str, int]:
     return _activate(campaign, result.int8, tracker, "initial"), -1
 
 
-def _gate_matches(campaign: Campaign, candidate: str, active: str, generation: int) -> list[float]:
-    """Two paired policy-only matches candidate vs active; stops at a failure."""
+def _gate_matches(campaign: Campaign, candidate: str, active: str, generation: int) -> bool:
+    """Paired policy-only matches candidate vs active until the gate decides:
+    promoted after `promotion_consecutive` passes; a failing score ends the
+    attempt for this generation; errored matches do not count and are retried
+    (at most twice). Resumes the sequence recorded in the gate file."""
     from chesszero.evaluate.engine_player import EnginePlayer
     from chesszero.evaluate.gate import MatchStatus, PromotionGate
     from chesszero.evaluate.match import play_match
@@ -75,55 +83,74 @@ def _gate_matches(campaign: Campaign, candidate: str, active: str, generation: i
         gate = PromotionGate(candidate=candidate, active=active, threshold=ev.promotion_score,
                              required_passes=ev.promotion_consecutive)
     runtime = OrtRuntime(threads=1)
-    scores = []
     out_dir = campaign.paths.evals(generation)
     out_dir.mkdir(parents=True, exist_ok=True)
-    for k in range(ev.promotion_consecutive):
-        if gate.promoted:
+    errored = 0
+    while not gate.promoted and errored <= 2:
+        completed = [e for e in gate.history if e.status is MatchStatus.COMPLETED]
+        if completed and completed[-1].passed is False:
             break
-        half = len(openings) // ev.promotion_consecutive
-        chosen = openings[k * half:(k + 1) * half][: ev.openings] or openings[: ev.openings]
+        k = len(gate.history)
+        chosen = [openings[(k * ev.openings + i) % len(openings)] for i in range(ev.openings)]
         cand = EnginePlayer(runtime.build(load_artifact(candidate)), visits=None, name="candidate")
         act = EnginePlayer(runtime.build(load_artifact(active)), visits=None, name="active")
         try:
-            result = play_match(cand, act, chosen, max_plies=ev.ply_cap)
+            result = play_match(cand, act, chosen, max_plies=ev.ply_cap, event=f"promotion {k}")
             status = MatchStatus.COMPLETED
         except Exception:  # noqa: BLE001 - an errored match does not count (SPEC 10)
             result, status = None, MatchStatus.ERRORED
+            errored += 1
         finally:
             cand.close()
             act.close()
-        score = result.score if result is not None else None
-        gate.record(f"gen{generation}-promo{k}-{uuid.uuid4().hex[:6]}", score=score, status=status)
-        gate.save(campaign.paths.gate)
         if result is not None:
             (out_dir / f"promotion_{k}.pgn").write_text(result.pgn())
-            scores.append(score)
-            if score < ev.promotion_score:
-                break
-    return scores
+        gate.record(f"gen{generation:04d}-promo{k}", score=result.score if result else None, status=status)
+        gate.save(campaign.paths.gate)
+    return gate.promoted
+
+
+def _published(campaign: Campaign, generation: int) -> dict[str, Any] | None:
+    """The marker of a finished publication of the current checkpoint, if any."""
+    from chesszero.publish.artifact import file_sha256
+
+    marker = campaign.paths.artifact_dir(generation) / "publish.json"
+    if not marker.exists():
+        return None
+    data = json.loads(marker.read_text())
+    return data if data["checkpoint_sha256"] == file_sha256(campaign.paths.checkpoint) else None
 
 
 def publish_generation(campaign: Campaign, state: CampaignState, tracker: Tracker) -> dict[str, float]:
-    """Publishes this generation's checkpoint; activates it when both gates pass."""
-    from chesszero.evaluate.gate import PromotionGate
+    """Publishes this generation's checkpoint and activates it when it passes."""
+    from chesszero.publish.artifact import file_sha256
 
     g = state.generation
-    result = _publish_checkpoint(campaign, g)
-    metrics = _fidelity_metrics(result)
-    tracker.log_artifact(result.directory / "fidelity.json", f"artifacts/gen_{g:04d}")
-    tracker.log_artifact(Path(result.int8.path), f"artifacts/gen_{g:04d}")
-    if not result.gate.passed:
-        metrics["publish/promoted"] = 0.0
+    marker = _published(campaign, g)
+    if marker is None:
+        result = _publish_checkpoint(campaign, g)
+        marker = {"checkpoint_sha256": file_sha256(campaign.paths.checkpoint), "passed": result.gate.passed,
+                  "artifact": str(Path(result.int8.path).resolve()), "metrics": _fidelity_metrics(result)}
+        tracker.log_artifact(result.directory / "fidelity.json", f"artifacts/gen_{g:04d}")
+        tracker.log_artifact(Path(result.int8.path), f"artifacts/gen_{g:04d}")
+        write_json_atomic(campaign.paths.artifact_dir(g) / "publish.json", marker)
+    metrics = dict(marker["metrics"])
+    candidate = marker["artifact"]
+    if not marker["passed"]:
+        metrics["publish/activated"] = 0.0
         return metrics
-    candidate = str(Path(result.int8.path).resolve())
-    scores = _gate_matches(campaign, candidate, str(state.active_artifact), g)
-    for k, s in enumerate(scores):
-        metrics[f"publish/promotion_score_{k}"] = s
-    gate = PromotionGate.load(campaign.paths.gate)
-    promoted = gate.promoted and gate.candidate == candidate
-    metrics["publish/promoted"] = float(promoted)
+    if state.active_artifact == candidate:  # activated before a crash
+        metrics["publish/activated"] = 1.0
+        return metrics
+    if campaign.cfg.campaign.promotion_matches:
+        promoted = _gate_matches(campaign, candidate, str(state.active_artifact), g)
+    else:
+        promoted = True
+    metrics["publish/activated"] = float(promoted)
     if promoted:
-        state.active_artifact = _activate(campaign, result.int8, tracker, f"gen{g:04d}")
+        from chesszero.publish import load_artifact
+
+        state.active_artifact = _activate(campaign, load_artifact(candidate), tracker, f"gen{g:04d}")
         state.active_generation = g
+        campaign.save_state(state)
     return metrics

@@ -10,6 +10,7 @@ evaluation (on the cadence).
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections.abc import Callable
@@ -18,9 +19,11 @@ from typing import Any
 from chesszero.campaign import metrics as M
 from chesszero.campaign.context import Campaign
 from chesszero.campaign.learn_stage import (
+    UnfundedQuantum,
     available_presentations,
     ingest,
     initial_checkpoint,
+    load_resign,
     recalibrate_resignation,
     snapshot_replay,
     train,
@@ -97,9 +100,9 @@ def _limits(campaign: Campaign, generations: int | None, hours: float | None) ->
 
 def budget_left(campaign: Campaign, state: CampaignState, *, generations: int | None = None,
                 hours: float | None = None) -> bool:
-    """True while another generation may start."""
+    """True while another generation may start (checked only between generations)."""
     gens, seconds = _limits(campaign, generations, hours)
-    return not state.finished and state.generation < gens and state.wall_seconds < seconds
+    return state.generation < gens and state.wall_seconds < seconds
 
 
 def is_last(campaign: Campaign, state: CampaignState, *, generations: int | None = None,
@@ -107,6 +110,12 @@ def is_last(campaign: Campaign, state: CampaignState, *, generations: int | None
     """True when the current generation is the campaign's last one."""
     gens, seconds = _limits(campaign, generations, hours)
     return state.generation + 1 >= gens or state.wall_seconds >= seconds
+
+
+def current_resign_threshold(campaign: Campaign) -> float | None:
+    if not campaign.cfg.selfplay.resign.enabled:
+        return None
+    return load_resign(campaign)[0].threshold
 
 
 def _model_id(state: CampaignState) -> str:
@@ -118,11 +127,7 @@ def plan(campaign: Campaign) -> list[ActorJob]:
     """Actor jobs still needed for this generation's self-play."""
     state = campaign.load_state()
     _expect(state, Phase.SELFPLAY)
-    from chesszero.selfplay.resign import ResignCalibrator
-
-    threshold = None
-    if campaign.paths.resign.exists() and campaign.cfg.selfplay.resign.enabled:
-        threshold = ResignCalibrator.load(campaign.paths.resign).threshold
+    threshold = current_resign_threshold(campaign)
     need = positions_needed(campaign.cfg, available_presentations(campaign))
     return plan_selfplay(campaign, state.generation, positions_needed=need, artifact=str(state.active_artifact),
                          model_id=_model_id(state), resign_threshold=threshold)
@@ -163,31 +168,52 @@ def materialize(campaign: Campaign) -> dict[str, float]:
 def train_quantum(campaign: Campaign, overlap: Callable[[threading.Event], list[ActorSummary]] | None = None
                   ) -> dict[str, float]:
     """Runs the quantum; `overlap` (if given) keeps some actors playing for
-    the next generation until training ends."""
+    the next generation until training ends. An unfunded quantum (e.g. the
+    recipe's batch grew) sends the generation back to self-play."""
+    from chesszero.replay import CreditLedger
+    from chesszero.train import load_checkpoint
+
     started = time.time()
     state = campaign.load_state()
     _expect(state, Phase.TRAIN)
     stop = threading.Event()
     results: list[ActorSummary] = []
+    errors: list[BaseException] = []
     worker = None
     if overlap is not None:
-        worker = threading.Thread(target=lambda: results.extend(overlap(stop)), daemon=True)
+        def play() -> None:
+            try:
+                results.extend(overlap(stop))
+            except BaseException as exc:  # noqa: BLE001 - re-raised after training
+                errors.append(exc)
+
+        worker = threading.Thread(target=play, name="overlap-actors", daemon=True)
         worker.start()
     try:
         stats = train(campaign, state.generation)
+    except UnfundedQuantum:
+        state.phase = Phase.SELFPLAY
+        campaign.save_state(state)
+        return {}
     finally:
         stop.set()
         if worker is not None:
             worker.join()
+    if errors:
+        raise errors[0]
+    ckpt = load_checkpoint(campaign.paths.checkpoint, map_location="cpu")
+    ledger = CreditLedger.from_dict(ckpt.extra["ledger"])
+    state.counters.optimizer_steps = int(ckpt.step)
+    state.counters.presentations_trained = int(ledger.spent_presentations)
+    state.counters.presentations_funded = int(ledger.funded_presentations)
     metrics: dict[str, float] = {}
     if stats is not None:
-        steps = campaign.cfg.train.steps_per_quantum
-        state.counters.optimizer_steps += steps
-        state.counters.presentations_trained += steps * campaign.cfg.train.global_batch
         metrics.update({M.TRAIN_LOSS: stats.get("loss_total", float("nan")), M.TRAIN_LR: stats.get("lr_last", 0.0),
                         M.TRAIN_GRAD_NORM: stats.get("grad_norm_mean", 0.0),
-                        M.TRAIN_SAMPLES_S: stats.get("samples_per_s", 0.0),
-                        M.REPLAY_SAMPLE_AGE: stats.get("mean_sample_age", float("nan"))})
+                        M.TRAIN_SAMPLES_S: stats.get("samples_per_s", 0.0)})
+        for key in ("mean_sample_age", "replay_occupancy"):
+            if key in stats:
+                metrics[M.REPLAY_SAMPLE_AGE if key == "mean_sample_age" else M.REPLAY_OCCUPANCY] = stats[key]
         for head in M.TRAIN_LOSS_HEADS:
             if f"loss_{head}" in stats:
                 metrics[M.loss_key(head)] = stats[f"loss_{head}"]
@@ -237,27 +263,45 @@ def evaluate(campaign: Campaign, *, final: bool = False) -> dict[str, float]:
         metrics = evaluate_generation(campaign, state, tracker(campaign, state), budget_sweep=final)
     if final:
         state.finished = True
+        tracker(campaign, state).set_terminated("FINISHED")
     _finish(campaign, state, started, metrics)
     return metrics
 
 
 def overlap_player(campaign: Campaign) -> Callable[[threading.Event], list[ActorSummary]] | None:
-    """Actors that keep playing (for the next generation) while the trainer runs."""
+    """Actors that keep playing (for the next generation) while the trainer
+    runs: `campaign.overlap_fraction` of the actors, each in its own thread,
+    together producing at most the next generation's need."""
     cfg = campaign.cfg
     count = int(round(cfg.selfplay.actors * cfg.campaign.overlap_fraction))
     if count <= 0:
         return None
     state = campaign.load_state()
+    cap = math.ceil(positions_needed(cfg, 0.0) / count)
+    threshold = current_resign_threshold(campaign)
     jobs = [ActorJob(str(campaign.root), campaign.name, campaign.preset, actor=i, generation=state.generation + 1,
-                     positions=10**9, artifact=str(state.active_artifact), model_id=_model_id(state),
-                     resign_threshold=None, label="overlap") for i in range(count)]
-    slice_positions = max(16, cfg.selfplay.games_in_flight)
+                     positions=cap, artifact=str(state.active_artifact), model_id=_model_id(state),
+                     resign_threshold=threshold, label="overlap") for i in range(count)]
+    slice_positions = max(8, cfg.selfplay.games_in_flight // 4)
 
     def play(stop: threading.Event) -> list[ActorSummary]:
-        out: list[ActorSummary] = []
-        for job in jobs[:1]:  # one overlap actor thread per process: cores are shared with the trainer
-            out.extend(run_actor_job(job, stop=stop, slice_positions=slice_positions))
-        return out
+        out: list[list[ActorSummary]] = [[] for _ in jobs]
+        errors: list[BaseException] = []
+
+        def one(k: int) -> None:
+            try:
+                out[k] = run_actor_job(jobs[k], stop=stop, slice_positions=slice_positions)
+            except BaseException as exc:  # noqa: BLE001 - re-raised below
+                errors.append(exc)
+
+        threads = [threading.Thread(target=one, args=(k,), daemon=True) for k in range(len(jobs))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        if errors:
+            raise errors[0]
+        return [s for part in out for s in part]
 
     return play
 
@@ -269,9 +313,11 @@ def run_local(campaign: Campaign, *, generations: int | None = None, hours: floa
     Dispatches on the durable phase exactly like ``flows/final_recipe.py``.
     """
     state = bootstrap(campaign)
-    while budget_left(campaign, state, generations=generations, hours=hours):
+    while True:
         phase = state.phase
         if phase is Phase.SELFPLAY:
+            if not budget_left(campaign, state, generations=generations, hours=hours):
+                break
             started = time.time()
             for job in plan(campaign):
                 run_actor_job(job)

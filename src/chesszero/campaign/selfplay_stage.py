@@ -118,11 +118,25 @@ def plan_selfplay(campaign: Campaign, generation: int, *, positions_needed: int,
 
 
 def _load_pending(path: Path) -> list[Any]:
+    """The actor's handed-back games; also finishes a commit cut by a crash.
+
+    The actor's commit point is ``pending.json``: it names the shard just
+    written with its summary and the games still unfinished after it. A shard
+    without a sidecar is only counted once ``pending.json`` names it, so a
+    crash before that leaves an ignored orphan and the games replay from the
+    previous hand-back: nothing is counted twice.
+    """
     from chesszero.selfplay.logs import PendingGame
 
     if not path.exists():
         return []
-    return [PendingGame.from_dict(d) for d in json.loads(path.read_text())]
+    data = json.loads(path.read_text())
+    last = data.get("committed")
+    if last is not None and last.get("shard"):
+        sidecar = Path(last["shard"] + ".json")
+        if Path(last["shard"]).exists() and not sidecar.exists():
+            write_json_atomic(sidecar, last)
+    return [PendingGame.from_dict(d) for d in data.get("pending", [])]
 
 
 def run_actor_job(job: ActorJob, *, stop: threading.Event | None = None,
@@ -165,9 +179,10 @@ def run_actor_job(job: ActorJob, *, stop: threading.Event | None = None,
                 shard=str(report.path) if report.path else None, actor=job.actor, games=report.games,
                 positions=report.positions, searches=report.searches, seconds=report.seconds,
                 terminations=dict(report.terminations), label=job.label)
+            write_json_atomic(pending_path, {"committed": asdict(summary),
+                                             "pending": [p.to_dict() for p in actor.pending]})
             if report.path is not None:
                 write_json_atomic(Path(str(report.path) + ".json"), asdict(summary))
-            write_json_atomic(pending_path, [p.to_dict() for p in actor.pending])  # type: ignore[arg-type]
             summaries.append(summary)
             remaining -= report.positions
     finally:
@@ -185,14 +200,19 @@ def positions_needed(cfg: Config, available_presentations: float) -> int:
 def aggregate(summaries: list[ActorSummary]) -> dict[str, float]:
     """Generation totals: games, positions, searches/s and terminations."""
     games = sum(s.games for s in summaries)
-    seconds = max((s.seconds for s in summaries), default=0.0)
-    searches = sum(s.searches for s in summaries)
+    per_actor: dict[tuple[int, str], list[float]] = {}
+    for s in summaries:  # calls of one actor run one after another; actors run side by side
+        acc = per_actor.setdefault((s.actor, s.label), [0.0, 0.0])
+        acc[0] += s.searches
+        acc[1] += s.seconds
+    rate = sum(n / t for n, t in per_actor.values() if t > 0)
+    seconds = max((t for _, t in per_actor.values()), default=0.0)
     terms: dict[str, float] = {}
     for s in summaries:
         for k, v in s.terminations.items():
             terms[k] = terms.get(k, 0) + v
     decisive = sum(terms.get(k, 0) for k in ("checkmate", "resignation"))
     return {"games": games, "positions": sum(s.positions for s in summaries),
-            "searches_per_s": searches / seconds if seconds > 0 else 0.0,
+            "searches_per_s": rate,
             "non_decisive_rate": 1.0 - decisive / games if games else 0.0, **{f"term_{k}": v for k, v in terms.items()},
             "wall_s": seconds, "stamp": time.time()}

@@ -120,6 +120,7 @@ class Tracker:
         with mlflow.start_run(run_id=self.run_id):
             info = mlflow.onnx.log_model(onnx.load(str(onnx_path)), name=f"artifact_{label}",
                                          registered_model_name=self.model_name)
+        self.client.update_run(self.run_id, status="RUNNING")  # start_run's exit marked it FINISHED
         version = str(info.registered_model_version)
         self.client.set_registered_model_alias(self.model_name, "active", version)
         self.client.set_model_version_tag(self.model_name, version, "artifact", label)
