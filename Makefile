@@ -38,7 +38,7 @@ test: setup
 
 # The main job: a campaign of the $(PRESET) preset (resumes if interrupted).
 run: setup
-	$(PY) -m chesszero.campaign run --preset $(PRESET)
+	$(PY) -m chesszero campaign run --preset $(PRESET)
 
 demo: build
 	$(PY) -m chesszero demo

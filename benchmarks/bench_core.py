@@ -42,7 +42,7 @@ def stockfish_perft_rate(fen: str, depth: int) -> float | None:
         return None
     proc = subprocess.Popen([path], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     assert proc.stdin and proc.stdout
-    proc.stdin.write(f"uci\nsetoption name Threads value 1\nisready\n")
+    proc.stdin.write("uci\nsetoption name Threads value 1\nisready\n")
     proc.stdin.flush()
     while proc.stdout.readline().strip() != "readyok":
         pass
@@ -87,9 +87,9 @@ def main() -> None:
              ("kiwipete", KIWIPETE, 4 if args.quick else 5, 2)]
     for name, fen, depth, py_depth in cases:
         game = core.Game(fen)
-        ours = best_rate(lambda: game.perft(depth), repeats=3)
+        ours = best_rate(lambda game=game, depth=depth: game.perft(depth), repeats=3)
         board = chess.Board(fen)
-        pyc = best_rate(lambda: python_chess_perft(board, py_depth), repeats=1)
+        pyc = best_rate(lambda board=board, d=py_depth: python_chess_perft(board, d), repeats=1)
         sf = stockfish_perft_rate(fen, depth)
         rows.append(Row(f"perft {name} d{depth} (chesszero)", ours, "nodes/s"))
         rows.append(Row(f"perft {name} d{py_depth} (python-chess)", pyc, "nodes/s",

@@ -1,16 +1,18 @@
 """Training throughput: single process vs 2-rank DDP (gloo on CPU, NCCL on GPU).
 
 Prints one table of training samples/s (rows presented per second, batch
-preparation included) for the same model and global batch:
+preparation included) for the same model and global batch, ratios measured
+in this run on this machine:
 
 - ``single``: one process using the threads given by ``--threads`` (the
   reference, ratio 1.0), and the same process with one thread;
 - ``ddp x2``: two local ranks (one thread each on CPU), each training half of
-  the global batch, gradients all-reduced.
+  the global batch, gradients all-reduced (on CUDA only with two devices).
 
 Usage::
 
-    python benchmarks/bench_train.py --size 6x64 --global-batch 128 --steps 20
+    python benchmarks/bench_train.py --size 6x64 --global-batch 128 --steps 20 \\
+        [--json reports/bench/train.json] [--quick]
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from common import Row, report
 
 from chesszero import core
 from chesszero.config import Reflection, load_config
@@ -74,7 +77,7 @@ def measure(args: argparse.Namespace, world_size: int, rows: RowBatch) -> Quantu
             }
         },
     ).train
-    ctx = init_distributed()
+    ctx = init_distributed(device=None if args.device == "cuda" else "cpu")  # cuda: LOCAL_RANK
     trainer = Trainer(cfg, args.size, ctx=ctx)
     source = SampledBatches(
         ArraySampler(rows, seed=0),
@@ -101,24 +104,38 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--threads", type=int, default=2, help="torch threads of the single process")
     parser.add_argument("--bf16", action="store_true", help="bfloat16 autocast")
+    parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu",
+                        help="cuda: one device per rank, NCCL (DDP needs two devices)")
+    parser.add_argument("--json", type=Path, default=None, help="write results as JSON")
+    parser.add_argument("--quick", action="store_true", help="5 timed steps, 1 warmup (smoke check)")
     args = parser.parse_args()
+    if args.quick:
+        args.steps, args.warmup = min(args.steps, 5), min(args.warmup, 1)
 
     rows = random_rows(max(4 * args.global_batch, 512), seed=0)
     torch.set_num_threads(1)
     single_one = measure(args, 1, rows).samples_per_s
     torch.set_num_threads(args.threads)
     single = measure(args, 1, rows).samples_per_s
-    with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "ddp.pt"
-        spawn_local(_ddp_rank, 2, args, rows, str(out))
-        ddp = torch.load(out, weights_only=True)["samples_per_s"]
-
-    print(f"training throughput, {args.size}, global batch {args.global_batch}, "
-          f"{args.steps} timed steps, bf16={args.bf16}")
-    print(f"{'setup':<28}{'samples/s':>12}{'ratio':>8}")
-    print(f"{'single (' + str(args.threads) + ' threads)':<28}{single:>12.1f}{1.0:>8.2f}")
-    print(f"{'single (1 thread)':<28}{single_one:>12.1f}{single_one / single:>8.2f}")
-    print(f"{'ddp x2 (gloo, 1 thread each)':<28}{ddp:>12.1f}{ddp / single:>8.2f}")
+    setup = {"global_batch": args.global_batch, "steps": args.steps, "bf16": str(args.bf16)}
+    results = [
+        Row(f"{args.size} single process, {args.threads} threads", single, "samples/s",
+            "reference", None, setup),
+        Row(f"{args.size} single process, 1 thread", single_one, "samples/s",
+            f"vs {args.threads} threads", single_one / single, setup),
+    ]
+    if args.device == "cpu" or torch.cuda.device_count() >= 2:
+        with tempfile.TemporaryDirectory() as tmp:
+            out = Path(tmp) / "ddp.pt"
+            spawn_local(_ddp_rank, 2, args, rows, str(out))
+            ddp = torch.load(out, weights_only=True)["samples_per_s"]
+        backend = "gloo, 1 thread each" if args.device == "cpu" else "nccl"
+        results.append(Row(f"{args.size} ddp x2 ({backend})", ddp, "samples/s",
+                           f"vs single, {args.threads} threads", ddp / single, setup))
+    else:
+        print("ddp x2 skipped: needs two CUDA devices")
+    report(f"training throughput, {args.size}, global batch {args.global_batch}, "
+           f"{args.steps} timed steps, {args.device}", results, args.json)
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ from chesszero.config import (
     StepSchedule,
     deep_merge,
     load_config,
+    parse_overrides,
     preset_names,
 )
 
@@ -60,11 +61,57 @@ def test_paper_preset_has_paper_values() -> None:
     assert (p.calibration_positions, p.min_agreement, p.max_kl, p.max_wdl_mae) == (516, 0.95, 0.01, 0.02)
 
 
+def supply(cfg: Config) -> float:
+    """Positions one generation must admit to fund its quantum (steps x batch / reuse)."""
+    return cfg.train.steps_per_quantum * cfg.train.global_batch / cfg.replay.reuse_ratio
+
+
 def test_smoke_preset_is_tiny() -> None:
     cfg = load_config(PARAMS, preset="smoke")
     assert cfg.model.shape.blocks <= 2 and cfg.model.shape.channels <= 16
     assert cfg.search.visit_cap.at(10**6) <= 16
     assert cfg.train.steps_per_quantum * cfg.train.global_batch <= 512
+    assert supply(cfg) == 64
+    assert cfg.evaluate.openings * 2 == 2  # 2-game ladder matches
+    assert cfg.campaign.eval_visit_budgets == [0, 8]
+    assert cfg.selfplay.ply_cap.at(10**6) <= 60 and cfg.evaluate.ply_cap <= 60
+    assert cfg.publish.calibration_positions <= 32 and cfg.publish.qat_steps <= 2
+    assert cfg.campaign.materialize_workers == 0  # no worker processes to start
+    assert cfg.campaign.checkpoint_every == cfg.campaign.snapshot_every == 1  # every path runs
+
+
+def test_cpu_preset_learns_within_an_hour_on_two_cores() -> None:
+    cfg = load_config(PARAMS, preset="cpu")
+    assert cfg.model.size == "6x64"
+    assert cfg.search.visit_cap.at(0) >= 32 and cfg.search.visit_cap.at(10**6) <= 64
+    assert cfg.replay.reuse_ratio == 4
+    assert supply(cfg) == 2048  # = 64 steps x 128 rows / reuse 4
+    assert cfg.replay.logical_capacity.at(0) >= 3 * supply(cfg)
+    assert cfg.train.world_size == 1 and not cfg.train.bf16
+    assert cfg.train.lr.keys[1] <= 200  # warmup done in the first few generations
+    assert cfg.selfplay.batch_size * 2 == cfg.selfplay.games_in_flight  # double buffering fills
+    assert {"random", "greedy"} <= set(cfg.evaluate.rungs)
+    assert cfg.campaign.wall_clock_hours <= 1.0
+    assert cfg.campaign.eval_visit_budgets == [0, 8, 32]
+    assert cfg.campaign.materialize_workers == 0  # 2 cores: no worker processes
+
+
+def test_paper_supply_matches_the_paper() -> None:
+    cfg = load_config(PARAMS, preset="paper")
+    assert supply(cfg) == 500 * 2048 / 4
+    c = cfg.campaign
+    assert c.overlap_fraction == 0.5 and c.dask_address is None and c.materialize_workers == 2
+    assert c.eval_visit_budgets[0] == 0
+
+
+@pytest.mark.parametrize("preset", ["smoke", "cpu", "paper"])
+def test_rungs_are_ladder_rungs(preset: str) -> None:
+    from chesszero.evaluate.ladder import DEFAULT_RUNGS
+
+    names = [r.name for r in DEFAULT_RUNGS]
+    rungs = load_config(PARAMS, preset=preset).evaluate.rungs
+    assert set(rungs) <= set(names)
+    assert rungs == sorted(rungs, key=names.index)  # weakest first, as the ladder orders them
 
 
 def test_unknown_key_is_named() -> None:
@@ -87,6 +134,16 @@ def test_unknown_key_is_named() -> None:
         ({"model.size": "4x30"}, r"model\.size: .*multiple of 4"),
         ({"train.world_size": 3}, r"train: .*not divisible by world_size 3"),
         ({"replay.capacity": 10}, r"replay: .*must not exceed capacity"),
+        ({"evaluate.rungs": ["random", "sf1"]}, r"evaluate\.rungs: .*unknown ladder rungs \['sf1'\]"),
+        ({"evaluate.rungs": ["random", "random"]}, r"evaluate\.rungs: .*unique"),
+        ({"evaluate.rungs": []}, r"evaluate\.rungs: .*at least 1"),
+        ({"campaign.eval_visit_budgets": [0, 32, 8]}, r"campaign\.eval_visit_budgets: .*increasing"),
+        ({"campaign.eval_visit_budgets": [-1]}, r"campaign\.eval_visit_budgets\.0: "),
+        ({"campaign.overlap_fraction": 1.5}, r"campaign\.overlap_fraction: "),
+        ({"campaign.checkpoint_every": 0}, r"campaign\.checkpoint_every: "),
+        ({"campaign.snapshot_every": 0}, r"campaign\.snapshot_every: "),
+        ({"campaign.materialize_workers": -1}, r"campaign\.materialize_workers: "),
+        ({"campaign.dask_address": " "}, r"campaign\.dask_address: .*non-empty"),
     ],
 )
 def test_out_of_range_value_is_named(override: dict[str, object], key: str) -> None:
@@ -116,6 +173,21 @@ def test_overrides_deep_merge_nested_and_dotted() -> None:
     assert cfg.model.size == "6x64"
     merged = deep_merge({"a": {"b": 1, "c": 2}, "d": 3}, {"a": {"c": 5}})
     assert merged == {"a": {"b": 1, "c": 5}, "d": 3}
+
+
+def test_command_line_overrides_parse_as_yaml() -> None:
+    parsed = parse_overrides(["train.seed=7", "campaign.eval_visit_budgets=[0, 16]",
+                              "campaign.dask_address=tcp://10.0.0.5:8786"])
+    assert parsed == {"train.seed": 7, "campaign.eval_visit_budgets": [0, 16],
+                      "campaign.dask_address": "tcp://10.0.0.5:8786"}
+    cfg = load_config(PARAMS, preset="smoke", overrides=parsed)
+    assert cfg.train.seed == 7 and cfg.campaign.eval_visit_budgets == [0, 16]
+    assert cfg.campaign.dask_address == "tcp://10.0.0.5:8786"
+    assert parse_overrides(["campaign.dask_address=null"]) == {"campaign.dask_address": None}
+    with pytest.raises(ConfigError, match=r"KEY=VALUE .*got 'train.seed'"):
+        parse_overrides(["train.seed"])
+    with pytest.raises(ConfigError, match=r"override 'train.lr=\[\[0': value is not valid YAML"):
+        parse_overrides(["train.lr=[[0"])
 
 
 def test_config_is_frozen_and_round_trips() -> None:

@@ -68,7 +68,9 @@ def test_quantum_statistics_and_lr_schedule() -> None:
     assert trainer.lr_for(0) == pytest.approx(0.025)
     assert trainer.lr_for(3) == pytest.approx(0.1)
     assert trainer.lr_for(6) == pytest.approx(0.1 - 0.09 * 3 / 6)
-    stats = trainer.run_quantum(source_for(rows, cfg))
+    progress: list[int] = []
+    stats = trainer.run_quantum(source_for(rows, cfg), on_step=progress.append)
+    assert progress == [1, 2, 3, 4, 5]  # e.g. a progress bar, advanced after each step
     assert (stats.start_step, stats.end_step, stats.steps) == (0, 5, 5)
     assert trainer.step == 5 and trainer.optimizer.param_groups[0]["lr"] == pytest.approx(trainer.lr_for(4))
     assert stats.lr_first == pytest.approx(0.025) and stats.lr_last == pytest.approx(trainer.lr_for(4))

@@ -1,11 +1,56 @@
 """The `chesszero` command line. Each subcommand parses its arguments here
-and calls into the package; no chess or learning logic lives in this file."""
+and calls into the package; no chess or learning logic lives in this file.
+
+Subcommands: ``demo``, ``perft`` (native core), ``selfplay`` (one actor ->
+a Parquet shard), ``train`` (one training quantum), ``publish`` (checkpoint
+-> gated artifact), ``uci`` (play the network), ``ladder`` (delegates to
+``chesszero.evaluate.ladder``), ``bench`` (delegates to
+``benchmarks/run_all.py`` of a source checkout).
+
+Bad input (a ``ValueError`` or a missing file, and argument errors) is one
+line on stderr and exit status 2, never a traceback.  Package imports happen
+inside the handlers, so ``chesszero perft`` does not pay for torch.
+"""
 
 from __future__ import annotations
 
 import argparse
+import runpy
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import NoReturn
+
+
+class UsageError(ValueError):
+    """An argument error, reported as one line (``prog: error: message``)."""
+
+    def __init__(self, prog: str, message: str) -> None:
+        super().__init__(message)
+        self.prog = prog
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (subparsers inherit the class)."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(self.prog, f"{message} (see {self.prog} --help)")
+
+
+def _recipe_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--params", default="params.yaml", help="recipe file (default: params.yaml)")
+    p.add_argument("--preset", default="cpu", help="recipe preset: smoke, cpu, paper (default: cpu)")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=YAML",
+                   help="recipe override, e.g. --set train.global_batch=64 (repeatable)")
+
+
+def _load_recipe(args: argparse.Namespace):  # -> chesszero.config.Config
+    from chesszero.config import load_config, parse_overrides
+
+    return load_config(args.params, preset=args.preset, overrides=parse_overrides(args.set))
+
+
+# ---------------------------------------------------------------- handlers
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -23,28 +68,217 @@ def _perft(args: argparse.Namespace) -> int:
     return 0
 
 
+def _train(args: argparse.Namespace) -> int:
+    from chesszero.train.run import train_command
+
+    return train_command(params=args.params, preset=args.preset, overrides=args.set,
+                         replay=args.replay, checkpoint=args.checkpoint,
+                         stats_out=args.stats_out, steps=args.steps, generation=args.generation)
+
+
+def _publish(args: argparse.Namespace) -> int:
+    import json
+
+    from rich.console import Console
+
+    from chesszero.publish import Precision, PublishSettings, load_calibration_set, publish
+
+    cfg = _load_recipe(args)
+    if not args.checkpoint.is_file():
+        raise ValueError(f"checkpoint not found: {str(args.checkpoint)!r}")
+    calib = load_calibration_set(args.calibration, limit=cfg.publish.calibration_positions)
+    settings = PublishSettings.from_config(cfg.publish, precision=Precision(args.precision))
+    with Console(stderr=True).status(f"publishing {args.checkpoint} -> {args.out}"):
+        result = publish(args.checkpoint, args.out, calib, settings=settings, state_path=args.state)
+    gate = result.gate
+    print(json.dumps({
+        "activated": result.activated,
+        "artifact": str(gate.path),
+        "fidelity": gate.report.summary() if gate.report else None,
+        "failures": list(gate.report.failures) if gate.report else [],
+        "error": gate.error,
+    }, indent=2))
+    if not result.activated:
+        print("chesszero publish: the fidelity gate rejected the artifact", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _selfplay(args: argparse.Namespace) -> int:
+    import json
+
+    from rich.console import Console
+
+    from chesszero.campaign.selfplay_stage import actor_settings
+    from chesszero.selfplay import SelfPlayActor
+    from chesszero.uci.model import source_from_path, uniform_source
+
+    cfg = _load_recipe(args)
+    source = source_from_path(args.model) if args.model else uniform_source()
+    evaluator = source.build(args.threads)
+    visits = args.visits if args.visits is not None else cfg.search.visit_cap.at(args.generation)
+    args.out.mkdir(parents=True, exist_ok=True)
+    actor = SelfPlayActor(actor_settings(cfg, actor=0, seed=args.seed, archive_path=None))
+    try:
+        with Console(stderr=True).status(f"self-play: {args.games} games with {source.label}, "
+                                         f"{visits} visits per move"):
+            report = actor.play(evaluator, visits=visits, ply_cap=cfg.selfplay.ply_cap.at(args.generation),
+                                model_id=source.label, generation=args.generation, games=args.games,
+                                resign_threshold=args.resign_threshold,
+                                shard_path=args.out / f"selfplay_{args.seed:04d}_g{args.games}.parquet")
+    finally:
+        actor.close()
+    print(json.dumps({
+        "shard": str(report.path) if report.path else None,
+        "games": report.games,
+        "positions": report.positions,
+        "terminations": report.terminations,
+        "non_decisive_rate": report.non_decisive_rate,
+        "searches_per_s": report.searches_per_second,
+        "seconds": report.seconds,
+    }, indent=2))
+    return 0
+
+
+def _uci(args: argparse.Namespace) -> int:
+    from chesszero.uci import run_uci
+
+    return run_uci(args.model, args.visits, args.threads, sys.stdin, sys.stdout,
+                   parallel_leaves=args.parallel_leaves, seed=args.seed)
+
+
+def _ladder(argv: Sequence[str]) -> int:
+    from chesszero.evaluate.ladder import main as ladder_main
+
+    return ladder_main(list(argv))
+
+
+def _bench(argv: Sequence[str]) -> int:
+    from chesszero.config import REPO_ROOT
+
+    script = REPO_ROOT / "benchmarks" / "run_all.py"
+    if not script.is_file():
+        raise ValueError(f"{script} not found: `chesszero bench` runs from a source checkout")
+    return int(runpy.run_path(str(script))["main"](list(argv)))
+
+
+def _campaign(argv: Sequence[str]) -> int:
+    from chesszero.campaign.__main__ import main as campaign_main
+
+    return campaign_main(list(argv))
+
+
+DELEGATED: dict[str, Callable[[Sequence[str]], int]] = {"ladder": _ladder, "bench": _bench,
+                                                        "campaign": _campaign}
+"""Subcommands whose arguments belong to another parser (passed through verbatim)."""
+
+
+# ------------------------------------------------------------------ parser
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="chesszero", description="AlphaZero-style chess self-play")
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser = _Parser(prog="chesszero", description="AlphaZero-style chess self-play")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
     demo = sub.add_parser("demo", help="tour of the native core (perft, random games, encoding)")
     demo.add_argument("--games", type=int, default=20)
     demo.add_argument("--seed", type=int, default=0)
     demo.set_defaults(func=_demo)
+
     perft = sub.add_parser("perft", help="count leaf nodes of the move tree")
     perft.add_argument("depth", type=int)
     perft.add_argument("--fen", default=None)
     perft.set_defaults(func=_perft)
+
+    play = sub.add_parser(
+        "selfplay", help="play self-play games with an ONNX model (or no network) into a Parquet shard",
+        description="One actor with the recipe's search and self-play settings plays --games "
+        "finished games and writes them as one schema-checked Parquet shard in --out.")
+    _recipe_arguments(play)
+    play.add_argument("--games", type=int, required=True, help="finished games to play")
+    play.add_argument("--out", type=Path, required=True, help="folder for the shard")
+    play.add_argument("--model", default=None, help="ONNX artifact (default: uniform evaluator)")
+    play.add_argument("--visits", type=int, default=None,
+                      help="visits per move (default: search.visit_cap at --generation)")
+    play.add_argument("--generation", type=int, default=0,
+                      help="generation whose visit and ply caps apply (default: 0)")
+    play.add_argument("--resign-threshold", type=float, default=None, help="default: never resign")
+    play.add_argument("--threads", type=int, default=1, help="inference threads")
+    play.add_argument("--seed", type=int, default=0)
+    play.set_defaults(func=_selfplay)
+
+    train = sub.add_parser(
+        "train", help="run one training quantum from a replay store, resuming a checkpoint",
+        description="One quantum of train.steps_per_quantum optimizer steps, if the replay "
+        "store's admitted rows fund it (exit 3 when not yet). With train.world_size > 1 the "
+        "ranks are started with torchrun on this machine.")
+    _recipe_arguments(train)
+    train.add_argument("--replay", type=Path, required=True, help="replay store file")
+    train.add_argument("--checkpoint", type=Path, required=True,
+                       help="checkpoint to resume (when it exists) and write")
+    train.add_argument("--stats-out", type=Path, default=None, help="write the quantum's statistics as JSON")
+    train.add_argument("--steps", type=int, default=None, help="override train.steps_per_quantum")
+    train.add_argument("--generation", type=int, default=None,
+                       help="campaign generation to record in the checkpoint")
+    train.set_defaults(func=_train)
+
+    pub = sub.add_parser(
+        "publish", help="checkpoint -> INT8/FP32 ONNX artifact, activated only if the fidelity gate passes",
+        description="Exit 0 when the artifact passed the gate and was activated, 1 when rejected.")
+    _recipe_arguments(pub)
+    pub.add_argument("--checkpoint", type=Path, required=True, help="training checkpoint")
+    pub.add_argument("--out", type=Path, required=True, help="artifact directory to write")
+    pub.add_argument("--state", type=Path, default=None,
+                     help="activation state file to update on success (e.g. artifacts/active.json)")
+    pub.add_argument("--precision", choices=["int8", "fp32"], default="int8",
+                     help="artifact gated and activated (default: int8)")
+    pub.add_argument("--calibration", type=Path, default=Path("data/calibration/positions.jsonl"),
+                     help="calibration positions (default: data/calibration/positions.jsonl)")
+    pub.set_defaults(func=_publish)
+
+    uci = sub.add_parser("uci", help="a UCI engine on stdin/stdout")
+    uci.add_argument("--model", default=None, help="ONNX artifact (default: uniform evaluator)")
+    uci.add_argument("--visits", type=int, default=800, help="visit cap per move (0: none)")
+    uci.add_argument("--threads", type=int, default=1, help="inference threads")
+    uci.add_argument("--parallel-leaves", type=int, default=None, help="in-flight leaves per tree")
+    uci.add_argument("--seed", type=int, default=0)
+    uci.set_defaults(func=_uci)
+
+    # Delegated: everything after the command name goes to the owner's parser.
+    sub.add_parser("ladder", add_help=False,
+                   help="calibrate or show the rating ladder (chesszero ladder --help)")
+    sub.add_parser("bench", add_help=False,
+                   help="run every benchmark, write reports/bench (chesszero bench --help)")
+
+    sub.add_parser("campaign", add_help=False,
+                   help="run, resume or inspect a campaign (chesszero campaign run|status --help)")
+
     return parser
 
 
+def _error(prog: str, message: str) -> int:
+    print(f"{prog}: error: {message}", file=sys.stderr)
+    return 2
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
-    args = parser.parse_args(argv)
+    prog = parser.prog
     try:
+        if argv and argv[0] in DELEGATED:
+            prog = f"{parser.prog} {argv[0]}"
+            try:
+                return DELEGATED[argv[0]](argv[1:])
+            except SystemExit as done:  # the owner's argparse already printed its message
+                return done.code if isinstance(done.code, int) else int(done.code is not None)
+        args = parser.parse_args(argv)
+        prog = f"{parser.prog} {args.command}"
         return int(args.func(args))
-    except ValueError as exc:  # bad input: one clear line, no traceback
-        print(f"chesszero: error: {exc}", file=sys.stderr)
-        return 2
+    except UsageError as exc:
+        return _error(exc.prog, str(exc))
+    except (ValueError, FileNotFoundError) as exc:  # bad input: one clear line, no traceback
+        return _error(prog, str(exc))
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ def project_dir() -> Path:
 def _flow(root: Path, campaign: Campaign) -> Any:
     # The ephemeral API server can take tens of seconds to start on a busy machine.
     os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "180")
+    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")  # no telemetry calls out
     for candidate in (project_dir(), root):
         if (candidate / "flows" / "final_recipe.py").exists():
             if str(candidate) not in sys.path:

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from functools import partial
+from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
@@ -92,7 +93,9 @@ def _converted(shards: list[Path], options: Any, generation: int, workers: int) 
     if workers <= 1 or len(shards) <= 1:
         yield (convert_shard(s, options, generation=generation) for s in shards)
         return
-    with ProcessPoolExecutor(max_workers=min(workers, len(shards))) as pool:
+    # spawn, not fork: the campaign process runs threads (ONNX Runtime, torch,
+    # Prefect) and a forked child can inherit a held lock and hang.
+    with ProcessPoolExecutor(max_workers=min(workers, len(shards)), mp_context=get_context("spawn")) as pool:
         yield pool.map(partial(convert_shard, options=options, generation=generation), shards)
 
 

@@ -4,10 +4,18 @@ Public API::
 
     from chesszero.config import load_config, Config, ConfigError
     cfg = load_config("params.yaml", preset="smoke", overrides={"train.seed": 3})
+    cfg = load_config(preset="cpu", overrides=parse_overrides(["train.seed=3"]))  # CLI --set
     cfg.search.visit_cap.at(generation)      # schedule lookup
 """
 
-from chesszero.config.loader import ConfigError, deep_merge, load_config, preset_names
+from chesszero.config.loader import (
+    REPO_ROOT,
+    ConfigError,
+    deep_merge,
+    load_config,
+    parse_overrides,
+    preset_names,
+)
 from chesszero.config.schedules import LinearSchedule, StepSchedule
 from chesszero.config.schema import (
     CampaignConfig,
@@ -26,6 +34,7 @@ from chesszero.config.schema import (
 )
 
 __all__ = [
+    "REPO_ROOT",
     "CampaignConfig",
     "Config",
     "ConfigError",
@@ -44,5 +53,6 @@ __all__ = [
     "TrainConfig",
     "deep_merge",
     "load_config",
+    "parse_overrides",
     "preset_names",
 ]

@@ -3,14 +3,14 @@
 ``params.yaml`` has two top-level keys: ``defaults`` (the full paper recipe)
 and ``presets`` (named partial overrides: ``smoke``, ``cpu``, ``paper``).
 A config is ``defaults`` deep-merged with one preset, then with caller
-overrides; validation errors are re-raised as :class:`ConfigError` whose
+overrides; validation errors are re-raised as :class:`ConfigError` whose one-line
 message names each offending key as a dotted path (``train.global_batch: ...``).
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,9 +19,20 @@ from pydantic import ValidationError
 
 from chesszero.config.schema import Config
 
-__all__ = ["REPO_PARAMS", "ConfigError", "deep_merge", "load_config", "preset_names"]
+__all__ = [
+    "REPO_PARAMS",
+    "REPO_ROOT",
+    "ConfigError",
+    "deep_merge",
+    "load_config",
+    "parse_overrides",
+    "preset_names",
+]
 
-REPO_PARAMS = Path(__file__).resolve().parents[3] / "params.yaml"
+REPO_ROOT = Path(__file__).resolve().parents[3]
+"""The source checkout this package lives in (holds ``params.yaml``, ``benchmarks/``)."""
+
+REPO_PARAMS = REPO_ROOT / "params.yaml"
 """``params.yaml`` at the repository root (used when a relative path is not found)."""
 
 
@@ -49,6 +60,25 @@ def _expand_dotted(overrides: Mapping[str, Any]) -> dict[str, Any]:
         for part in reversed(parts[1:]):
             nested = {part: nested}
         out = deep_merge(out, {parts[0]: nested})
+    return out
+
+
+def parse_overrides(items: Sequence[str]) -> dict[str, Any]:
+    """``["train.seed=3", "search.visit_cap=[[0, 16]]"]`` -> ``{"train.seed": 3, ...}``.
+
+    Each value is parsed as YAML (numbers, booleans, lists, ``null``); the
+    dotted keys are checked when the result is passed to :func:`load_config`.
+    """
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"override must look like KEY=VALUE (e.g. train.seed=3), got {item!r}")
+        try:
+            out[key.strip()] = yaml.safe_load(value)
+        except yaml.YAMLError as exc:
+            first = str(exc).splitlines()[0]
+            raise ConfigError(f"override {item!r}: value is not valid YAML ({first})") from None
     return out
 
 
@@ -80,7 +110,7 @@ def _format(error: ValidationError) -> str:
     for item in error.errors():
         loc = ".".join(str(part) for part in item["loc"]) or "<root>"
         lines.append(f"{loc}: {item['msg']} (got {item.get('input')!r})")
-    return "invalid config:\n  " + "\n  ".join(lines)
+    return "invalid config: " + "; ".join(lines)  # one line: the CLI prints it as is
 
 
 def load_config(

@@ -203,6 +203,13 @@ class PublishConfig(_Section):
     max_wdl_mae: NonNegFloat = Field(description="Largest mean absolute WDL error allowed.")
 
 
+def _ladder_rung_names() -> list[str]:
+    """Rung names defined by the evaluation ladder (its single owner)."""
+    from chesszero.evaluate.ladder import DEFAULT_RUNGS
+
+    return [rung.name for rung in DEFAULT_RUNGS]
+
+
 class EvaluateConfig(_Section):
     openings: PositiveInt = Field(description="Openings per match (each played twice).")
     visits: PositiveInt = Field(description="Visits per move in ladder matches.")
@@ -211,12 +218,55 @@ class EvaluateConfig(_Section):
     bootstrap_resamples: PositiveInt
     promotion_score: Fraction = Field(description="Candidate score needed per paired match.")
     promotion_consecutive: PositiveInt = Field(description="Consecutive passing matches needed.")
+    rungs: list[str] = Field(
+        min_length=1,
+        description="Ladder rungs the campaign plays, by name (chesszero.evaluate.ladder.DEFAULT_RUNGS).",
+    )
+
+    @field_validator("rungs")
+    @classmethod
+    def _known_rungs(cls, value: list[str]) -> list[str]:
+        known = _ladder_rung_names()
+        unknown = [name for name in value if name not in known]
+        if unknown:
+            raise ValueError(f"unknown ladder rungs {unknown}; known: {known}")
+        if len(set(value)) != len(value):
+            raise ValueError(f"ladder rungs must be unique, got {value}")
+        return value
 
 
 class CampaignConfig(_Section):
     generations: PositiveInt = Field(description="Generations (train quanta) to run.")
     wall_clock_hours: float = Field(gt=0.0, description="Stop after this much wall time.")
     seed: int = Field(ge=0)
+    eval_visit_budgets: list[Annotated[int, Field(ge=0)]] = Field(
+        min_length=1,
+        description="Visits per move of the strength-vs-budget table (0 = raw policy, no search).",
+    )
+    checkpoint_every: PositiveInt = Field(description="Keep a training checkpoint every this many generations.")
+    snapshot_every: PositiveInt = Field(description="Snapshot the replay store (DVC) every this many generations.")
+    overlap_fraction: Fraction = Field(description="Share of actors that keep playing while training runs.")
+    dask_address: str | None = Field(description="Dask scheduler address (null: a local cluster).")
+    materialize_workers: int = Field(ge=0, le=256, description="Materialisation processes (0: in-process).")
+    promotion_matches: bool = Field(
+        default=False,
+        description="Gate each fidelity-passing artifact on paired matches against the active one "
+        "(SPEC 10; the paper gates candidates such as a larger network, not routine updates).",
+    )
+
+    @field_validator("eval_visit_budgets")
+    @classmethod
+    def _increasing(cls, value: list[int]) -> list[int]:
+        if any(b <= a for a, b in zip(value, value[1:], strict=False)):
+            raise ValueError(f"eval_visit_budgets must be strictly increasing, got {value}")
+        return value
+
+    @field_validator("dask_address")
+    @classmethod
+    def _address(cls, value: str | None) -> str | None:
+        if value is not None and not value.strip():
+            raise ValueError("dask_address must be null or a non-empty address such as tcp://host:8786")
+        return value
 
 
 class Config(_Section):

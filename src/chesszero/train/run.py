@@ -2,9 +2,14 @@
 
 ::
 
-    python -m chesszero.train.run --preset cpu --replay runs/r1/replay.bin \\
+    chesszero train --preset cpu --replay runs/r1/replay.bin \\
         --checkpoint runs/r1/train.pt [--stats-out runs/r1/quantum.json]
-    torchrun --nproc_per_node=8 -m chesszero.train.run --preset paper ...
+    python -m chesszero.train.run ...            # the same, as a module
+    torchrun --nnodes 2 ... -m chesszero train --preset paper ...
+
+With ``train.world_size > 1`` and no torchrun environment, ``chesszero
+train`` starts the ranks itself on this machine (``torchrun --standalone
+--nproc_per_node=<world_size>``); across machines, run torchrun yourself.
 
 One call = one quantum: resume from ``--checkpoint`` when it exists, credit
 the rows the store has durably admitted since the last quantum
@@ -18,18 +23,19 @@ Exit status 3 means "not enough admitted rows yet"; nothing was trained.
 
 from __future__ import annotations
 
-import argparse
+import contextlib
 import json
 import os
+import subprocess
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import torch.distributed as dist
 
-from chesszero.config import Config, load_config
+from chesszero.config import Config, load_config, parse_overrides
 from chesszero.replay import CreditLedger, ReplayStore, SamplerOptions, StoreHeader, StoreSampler
 from chesszero.train.checkpoint import load_checkpoint
 from chesszero.train.distributed import DistContext, init_distributed, shutdown_distributed
@@ -37,7 +43,16 @@ from chesszero.train.sources import SampledBatches
 from chesszero.train.stats import QuantumStats
 from chesszero.train.trainer import Trainer
 
-__all__ = ["EXIT_UNFUNDED", "QuantumJob", "main", "run_quantum_job"]
+__all__ = [
+    "EXIT_UNFUNDED",
+    "QuantumJob",
+    "command_argv",
+    "main",
+    "quantum_funded",
+    "run_quantum_job",
+    "torchrun_command",
+    "train_command",
+]
 
 EXIT_UNFUNDED = 3
 """Exit status when the credit ledger does not fund a quantum yet."""
@@ -67,11 +82,38 @@ def _agree(ctx: DistContext) -> Callable[[StoreHeader], StoreHeader]:
     return agree
 
 
-def run_quantum_job(job: QuantumJob, ctx: DistContext | None = None) -> QuantumStats | None:
-    """Run one funded quantum; returns its statistics, or ``None`` when unfunded."""
+def _ledger(job: QuantumJob, extra: dict[str, Any]) -> CreditLedger:
+    if "ledger" in extra:
+        return CreditLedger.from_dict(extra["ledger"])
+    return CreditLedger(reuse_ratio=job.config.replay.reuse_ratio)
+
+
+def _steps(job: QuantumJob) -> int:
+    return job.steps or job.config.train.steps_per_quantum
+
+
+def quantum_funded(job: QuantumJob) -> bool:
+    """Whether the rows the store has admitted fund ``job`` now (reads, changes nothing)."""
+    extra = load_checkpoint(job.checkpoint).extra if job.checkpoint.exists() else {}
+    ledger = _ledger(job, extra)
+    with ReplayStore.open(job.replay, readonly=True) as store:
+        ledger.admit_through(store.total_appended)
+    return ledger.can_start(_steps(job), job.config.train.global_batch)
+
+
+def run_quantum_job(
+    job: QuantumJob,
+    ctx: DistContext | None = None,
+    *,
+    on_step: Callable[[int], None] | None = None,
+) -> QuantumStats | None:
+    """Run one funded quantum; returns its statistics, or ``None`` when unfunded.
+
+    ``on_step(k)`` is called after step ``k`` (1-based) of the quantum.
+    """
     ctx = ctx or init_distributed()
     cfg = job.config
-    steps = job.steps or cfg.train.steps_per_quantum
+    steps = _steps(job)
     trainer = Trainer(cfg.train, cfg.model.size, ctx=ctx)
     extra: dict[str, Any] = {}
     if job.checkpoint.exists():
@@ -94,17 +136,13 @@ def run_quantum_job(job: QuantumJob, ctx: DistContext | None = None) -> QuantumS
         )
         if "source" in extra:
             source.load_state_dict(extra["source"])
-        ledger = (
-            CreditLedger.from_dict(extra["ledger"])
-            if "ledger" in extra
-            else CreditLedger(reuse_ratio=cfg.replay.reuse_ratio)
-        )
+        ledger = _ledger(job, extra)
         sampler.sync()
         assert sampler.sampler.header is not None
         ledger.admit_through(sampler.sampler.header.total_appended)
         if not ledger.can_start(steps, cfg.train.global_batch):
             return None
-        stats = trainer.run_quantum(source, steps)
+        stats = trainer.run_quantum(source, steps, on_step=on_step)
         ledger.spend(steps, cfg.train.global_batch)
     finally:
         store.close()
@@ -117,35 +155,95 @@ def run_quantum_job(job: QuantumJob, ctx: DistContext | None = None) -> QuantumS
     return stats
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="chesszero.train.run", description=__doc__.splitlines()[0])
-    p.add_argument("--params", default="params.yaml", help="recipe file")
-    p.add_argument("--preset", default="cpu")
-    p.add_argument("--set", action="append", default=[], metavar="KEY=YAML",
-                   help="override, e.g. --set train.global_batch=64 (repeatable)")
-    p.add_argument("--replay", type=Path, required=True, help="replay store file")
-    p.add_argument("--checkpoint", type=Path, required=True, help="checkpoint to resume and write")
-    p.add_argument("--stats-out", type=Path, default=None, help="write QuantumStats as JSON")
-    p.add_argument("--steps", type=int, default=None, help="override steps_per_quantum")
-    return p
+def command_argv(
+    *,
+    params: str | Path,
+    preset: str,
+    overrides: Sequence[str] = (),
+    replay: Path,
+    checkpoint: Path,
+    stats_out: Path | None = None,
+    steps: int | None = None,
+    generation: int | None = None,
+) -> list[str]:
+    """The ``chesszero train`` arguments of a :func:`train_command` call (for torchrun's ranks)."""
+    argv = ["train", "--params", str(params), "--preset", preset]
+    for item in overrides:
+        argv += ["--set", item]
+    argv += ["--replay", str(replay), "--checkpoint", str(checkpoint)]
+    if stats_out is not None:
+        argv += ["--stats-out", str(stats_out)]
+    if steps is not None:
+        argv += ["--steps", str(steps)]
+    if generation is not None:
+        argv += ["--generation", str(generation)]
+    return argv
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    import yaml
+def torchrun_command(world_size: int, argv: Sequence[str]) -> list[str]:
+    """A single-machine torchrun launch of ``world_size`` ranks of ``chesszero ARGV``."""
+    return [sys.executable, "-m", "torch.distributed.run", "--standalone",
+            f"--nproc_per_node={world_size}", "-m", "chesszero", *argv]
 
-    args = _parser().parse_args(argv)
-    overrides: dict[str, Any] = {}
-    for item in args.set:
-        key, sep, value = item.partition("=")
-        if not sep:
-            raise SystemExit(f"--set expects KEY=VALUE, got {item!r}")
-        overrides[key] = yaml.safe_load(value)
-    cfg = load_config(args.params, preset=args.preset, overrides=overrides)
+
+@contextlib.contextmanager
+def _progress(show: bool, total: int) -> Iterator[Callable[[int], None] | None]:
+    """A rich progress bar on stderr (rank 0 only), advanced by the trainer's ``on_step``."""
+    if not show:
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+    with Progress("training quantum", BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                  console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task("steps", total=total)
+        yield lambda k: bar.update(task, completed=k)
+
+
+def train_command(
+    *,
+    params: str | Path,
+    preset: str,
+    overrides: Sequence[str] = (),
+    replay: Path,
+    checkpoint: Path,
+    stats_out: Path | None = None,
+    steps: int | None = None,
+    generation: int | None = None,
+) -> int:
+    """``chesszero train``: one quantum; returns 0, or :data:`EXIT_UNFUNDED`.
+
+    ``overrides`` are ``KEY=YAML`` strings; ``generation`` (campaign
+    bookkeeping) is stored in the checkpoint's ``extra``.  Bad inputs raise ``ValueError``
+    naming them.  With ``train.world_size > 1`` outside a torchrun job, the
+    ranks are started with :func:`torchrun_command` and its status returned.
+    Rank 0 prints the quantum's statistics as JSON on stdout.
+    """
+    if steps is not None and steps < 1:
+        raise ValueError(f"--steps must be at least 1, got {steps}")
+    if not Path(replay).is_file():
+        raise ValueError(f"replay store not found: {str(replay)!r}")
+    if Path(checkpoint).is_dir():
+        raise ValueError(f"--checkpoint must be a file path, {str(checkpoint)!r} is a directory")
+    cfg = load_config(params, preset=preset, overrides=parse_overrides(overrides))
+    if generation is not None and generation < 0:
+        raise ValueError(f"--generation must be >= 0, got {generation}")
+    job = QuantumJob(cfg, Path(replay), Path(checkpoint), None if stats_out is None else Path(stats_out),
+                     steps, {} if generation is None else {"generation": generation})
+    world = cfg.train.world_size
+    if world > 1 and "WORLD_SIZE" not in os.environ:
+        if not quantum_funded(job):
+            print("not enough admitted replay rows for a quantum yet", file=sys.stderr)
+            return EXIT_UNFUNDED
+        argv = command_argv(params=params, preset=preset, overrides=overrides, replay=replay,
+                            checkpoint=checkpoint, stats_out=stats_out, steps=steps,
+                            generation=generation)
+        return subprocess.run(torchrun_command(world, argv), check=False).returncode
     ctx = init_distributed()
     try:
-        stats = run_quantum_job(
-            QuantumJob(cfg, args.replay, args.checkpoint, args.stats_out, args.steps), ctx
-        )
+        with _progress(ctx.is_main, _steps(job)) as on_step:
+            stats = run_quantum_job(job, ctx, on_step=on_step)
     finally:
         shutdown_distributed()
     if stats is None:
@@ -154,6 +252,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if ctx.is_main:
         print(json.dumps(stats.as_dict(prefix=""), indent=2))
     return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m chesszero.train.run ARGS`` is ``chesszero train ARGS``."""
+    from chesszero.cli import main as cli_main
+
+    return cli_main(["train", *(sys.argv[1:] if argv is None else argv)])
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ import contextlib
 import copy
 import math
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -133,8 +134,18 @@ class Trainer:
         self.step += 1
         return terms, norm.detach(), lr
 
-    def run_quantum(self, source: BatchSource, steps: int | None = None) -> QuantumStats:
-        """Run ``steps`` (default ``cfg.steps_per_quantum``) optimizer steps from ``source``."""
+    def run_quantum(
+        self,
+        source: BatchSource,
+        steps: int | None = None,
+        *,
+        on_step: Callable[[int], None] | None = None,
+    ) -> QuantumStats:
+        """Run ``steps`` (default ``cfg.steps_per_quantum``) optimizer steps from ``source``.
+
+        ``on_step(k)`` is called after the ``k``-th step of the quantum (1-based),
+        e.g. to advance a progress bar; it must not touch the model.
+        """
         steps = self.cfg.steps_per_quantum if steps is None else steps
         if steps < 1:
             raise ValueError(f"a quantum needs at least one step, got {steps}")
@@ -151,6 +162,8 @@ class Trainer:
             loss_sum += terms
             norms[k] = norm
             reflected += batch.reflected.sum().to(device)
+            if on_step is not None:
+                on_step(k + 1)
         if device.type == "cuda":
             torch.cuda.synchronize(device)
         wall = time.perf_counter() - t0

@@ -1,0 +1,212 @@
+"""Run every ``benchmarks/bench_*.py`` and collect the results in one report.
+
+Each script runs in its own process as ``python benchmarks/bench_<name>.py
+--json <out>/<name>.json [--quick]``; its console output goes to
+``<out>/<name>.log``. The JSON (``benchmarks/common.report``: title, machine,
+rows with their ratios) gets a ``run`` entry (command, seconds, exit status)
+and ``<out>/benchmarks.md`` is rewritten: one table per benchmark, each ratio
+measured by that script in the same run, with the machine it ran on.
+
+A script that does not accept ``--json`` (or, with ``--quick``, ``--quick``)
+is listed as skipped, never run with flags it lacks. A failing script keeps
+its log, loses any stale JSON, and makes the exit status 1.
+
+Usage::
+
+    python benchmarks/run_all.py --out reports/bench [--quick] [--only core train]
+    python benchmarks/run_all.py --list
+    chesszero bench ...                  # the same
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NoReturn
+
+from rich.console import Console
+from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+
+
+@dataclass(frozen=True)
+class Script:
+    """One benchmark script and the options it accepts."""
+
+    name: str
+    path: Path
+    has_json: bool
+    has_quick: bool
+
+    def skip_reason(self, quick: bool) -> str | None:
+        missing = [flag for flag, ok in (("--json", self.has_json), ("--quick", self.has_quick or not quick))
+                   if not ok]
+        return f"lacks {' and '.join(missing)}" if missing else None
+
+
+@dataclass
+class Outcome:
+    script: Script
+    status: str  # "ok", "failed (exit N)", "skipped: ..."
+    seconds: float = 0.0
+    result: dict[str, Any] | None = None
+
+
+def _accepts(source: str, flag: str) -> bool:
+    return re.search(rf"""add_argument\(\s*["']{re.escape(flag)}["']""", source) is not None
+
+
+def discover(folder: Path = HERE) -> list[Script]:
+    """The ``bench_*.py`` scripts of ``folder`` in name order, with their flag support."""
+    scripts = []
+    for path in sorted(folder.glob("bench_*.py")):
+        source = path.read_text()
+        scripts.append(Script(path.stem.removeprefix("bench_"), path,
+                              _accepts(source, "--json"), _accepts(source, "--quick")))
+    return scripts
+
+
+def machine_description() -> dict[str, Any]:
+    """Where the numbers come from (CPU model, cores, load when the run started)."""
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    try:
+        load = os.getloadavg()[0]
+    except OSError:
+        load = float("nan")
+    return {
+        "cpu": cpu,
+        "cpus": os.cpu_count() or 0,
+        "usable_cpus": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 0,
+        "load_1min_at_start": round(load, 2),
+        "system": f"{platform.system()} {platform.release()}",
+        "python": platform.python_version(),
+    }
+
+
+def run_script(script: Script, out: Path, *, quick: bool, timeout: float | None) -> Outcome:
+    """Run one script, keep its log, and attach the run to its JSON."""
+    target = out / f"{script.name}.json"
+    target.unlink(missing_ok=True)  # never report a stale result as this run's
+    command = [sys.executable, str(script.path), "--json", str(target)] + (["--quick"] if quick else [])
+    start = time.perf_counter()
+    with open(out / f"{script.name}.log", "w") as log:
+        try:
+            code = subprocess.run(command, cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
+                                  timeout=timeout, check=False).returncode
+        except subprocess.TimeoutExpired:
+            code = None
+    seconds = time.perf_counter() - start
+    if code != 0 or not target.exists():
+        target.unlink(missing_ok=True)
+        why = "timed out" if code is None else f"exit {code}" if code else "wrote no JSON"
+        return Outcome(script, f"failed ({why}; see {script.name}.log)", seconds)
+    result = json.loads(target.read_text())
+    shown = ["python", os.path.relpath(script.path, REPO), "--json", os.path.relpath(target, REPO),
+             *command[4:]]
+    result["run"] = {"command": " ".join(shown), "quick": quick, "seconds": round(seconds, 1)}
+    target.write_text(json.dumps(result, indent=2) + "\n")
+    return Outcome(script, "ok", seconds, result)
+
+
+def _fmt(value: float | None, suffix: str = "") -> str:
+    if value is None:
+        return ""
+    return f"{value:,.2f}{suffix}" if abs(value) < 100 else f"{value:,.0f}{suffix}"
+
+
+def markdown(outcomes: Sequence[Outcome], machine: dict[str, Any], *, quick: bool) -> str:
+    """``benchmarks.md``: the machine, then one table per benchmark."""
+    lines = [
+        "# Benchmarks",
+        "",
+        f"Generated by `python benchmarks/run_all.py{' --quick' if quick else ''}`"
+        + (" (reduced budgets)" if quick else "") + "; do not edit.",
+        "Each ratio compares two rows measured by the same script in this run on this machine,",
+        "so ratios travel between machines better than rates.",
+        "",
+        "Machine: " + ", ".join(f"{k} {v}" for k, v in machine.items()),
+        "",
+    ]
+    for o in outcomes:
+        title = o.result.get("title") if o.result else None
+        lines += [f"## {o.script.name}" + (f": {title}" if title else ""), ""]
+        if o.result is None:
+            lines += [f"Not measured: {o.status}.", ""]
+            continue
+        lines += [f"`{o.result['run']['command']}` ({o.seconds:.0f} s)", ""]
+        lines += ["| benchmark | rate | unit | compared with | ratio |", "|---|---:|---|---|---:|"]
+        for row in o.result.get("rows", []):
+            lines.append(f"| {row['name']} | {_fmt(row['rate'])} | {row['unit']} | "
+                         f"{row.get('reference', '')} | {_fmt(row.get('ratio'), 'x')} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:  # one line, exit 2
+        print(f"{self.prog}: error: {message} (see {self.prog} --help)", file=sys.stderr)
+        raise SystemExit(2)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _Parser(prog="chesszero bench", description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=REPO / "reports" / "bench",
+                        help="report folder (default: reports/bench)")
+    parser.add_argument("--quick", action="store_true", help="pass --quick: reduced budgets")
+    parser.add_argument("--only", nargs="+", metavar="NAME", help="run only these (e.g. core train)")
+    parser.add_argument("--timeout", type=float, default=None, help="seconds allowed per script")
+    parser.add_argument("--list", action="store_true", help="list the scripts and exit")
+    args = parser.parse_args(argv)
+    args.out = args.out.resolve()
+    scripts = discover()
+    console = Console(stderr=True)
+    if args.list:
+        for s in scripts:
+            print(f"{s.name:<12} {s.path.relative_to(REPO)}  {s.skip_reason(quick=True) or 'ok'}")
+        return 0
+    if args.only:
+        unknown = sorted(set(args.only) - {s.name for s in scripts})
+        if unknown:
+            parser.error(f"unknown benchmarks {unknown}; known: {[s.name for s in scripts]}")
+        scripts = [s for s in scripts if s.name in args.only]
+    args.out.mkdir(parents=True, exist_ok=True)
+    machine = machine_description()
+    outcomes: list[Outcome] = []
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
+                  console=console, transient=True) as progress:
+        overall = progress.add_task("benchmarks", total=len(scripts))
+        for i, script in enumerate(scripts, 1):
+            reason = script.skip_reason(args.quick)
+            if reason:
+                outcomes.append(Outcome(script, f"skipped: {script.path.name} {reason}"))
+            else:
+                progress.update(overall, description=f"[{i}/{len(scripts)}] bench_{script.name}")
+                outcomes.append(run_script(script, args.out, quick=args.quick, timeout=args.timeout))
+            console.print(f"{script.name:<12} {outcomes[-1].status}"
+                          + (f" ({outcomes[-1].seconds:.0f} s)" if outcomes[-1].seconds else ""))
+            progress.advance(overall)
+    (args.out / "benchmarks.md").write_text(markdown(outcomes, machine, quick=args.quick))
+    console.print(f"wrote {args.out / 'benchmarks.md'}")
+    return 1 if any(o.status.startswith("failed") for o in outcomes) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,161 @@
+"""INT8: calibration, QAT fine-tuning, QDQ export, and ONNX Runtime vs fake-quantised torch."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import onnx
+import pytest
+import torch
+from onnx import numpy_helper
+from test_publish_support import calibration, legal_kl, one_thread, trained_net  # noqa: F401
+
+from chesszero import core
+from chesszero.publish.artifact import Precision
+from chesszero.publish.export import OPSET, Provenance, export_onnx
+from chesszero.publish.fold import fold_network
+from chesszero.publish.quant_ops import QuantMode, QuantScheme
+from chesszero.publish.quantize import (
+    QatSettings,
+    calibrate,
+    calibration_loss,
+    distillation_loss,
+    finetune,
+    quantize_network,
+)
+from chesszero.publish.runtime import OrtRuntime, TorchRuntime
+
+
+def _int8(scheme: QuantScheme = QuantScheme.CPU):
+    float_net = fold_network(trained_net())
+    return float_net, quantize_network(float_net, calibration(), scheme=scheme)
+
+
+def _weight_codes(model: onnx.ModelProto) -> dict[str, np.ndarray]:
+    """Integer codes of every Q(weight initializer) node, by node name."""
+    inits = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
+    codes = {}
+    for node in model.graph.node:
+        if node.op_type == "QuantizeLinear" and node.input[0] in inits and inits[node.input[0]].ndim == 4:
+            w, s = inits[node.input[0]], inits[node.input[1]]
+            codes[node.name] = np.round(w / s.reshape(-1, 1, 1, 1))
+    return codes
+
+
+def test_calibration_observes_every_activation_and_keeps_float_outputs() -> None:
+    float_net = fold_network(trained_net())
+    planes = calibration().planes
+    with torch.no_grad():
+        before = float_net(torch.from_numpy(planes.copy()))
+    net = copy.deepcopy(float_net)
+    calibrate(net, planes)
+    assert net.quant_mode is QuantMode.FAKE_QUANT
+    assert all(q.calibrated for _, q in net.act_quants())
+    assert all(float(q.amax) <= 6.0 for _, q in net.act_quants() if q.nonnegative)
+    net.set_quant_mode(QuantMode.FLOAT)
+    with torch.no_grad():
+        after = net(torch.from_numpy(planes.copy()))
+    torch.testing.assert_close(after, before)
+
+
+def test_quantize_network_does_not_modify_the_float_network() -> None:
+    float_net, int8 = _int8()
+    reference = fold_network(trained_net())
+    assert float_net.quant_mode is QuantMode.FLOAT
+    for (name, a), (_, b) in zip(float_net.state_dict().items(), reference.state_dict().items(), strict=True):
+        assert torch.equal(a, b), name
+    assert int8.quant_mode is QuantMode.FAKE_QUANT
+
+
+def test_qat_finetuning_reduces_the_distillation_loss() -> None:
+    float_net = fold_network(trained_net())
+    calib = calibration()
+    student = calibrate(copy.deepcopy(float_net), calib.planes)
+    batch = (calib.planes[:64], calib.legal[:64])
+    x = torch.from_numpy(calib.planes[:64].copy())
+    mask = torch.from_numpy(calib.legal[:64].copy())
+    with torch.no_grad():
+        teacher_out = float_net(x)
+        before = float(distillation_loss(student(x), teacher_out, mask))
+    losses = finetune(student, float_net, lambda: [batch], QatSettings(steps=30, lr=1e-5))
+    with torch.no_grad():
+        after = float(distillation_loss(student(x), teacher_out, mask))
+    assert len(losses) == 30
+    assert after < 0.9 * before
+    assert not any(p.requires_grad for p in student.parameters())
+
+
+def test_quantize_network_keeps_qat_only_when_it_helps() -> None:
+    float_net = fold_network(trained_net())
+    calib = calibration()
+    plain = quantize_network(float_net, calib)
+    harmful = quantize_network(float_net, calib, qat=QatSettings(steps=3, lr=0.5))
+    for (name, a), (_, b) in zip(plain.state_dict().items(), harmful.state_dict().items(), strict=True):
+        assert torch.equal(a, b), name
+    assert calibration_loss(harmful, float_net, calib) == calibration_loss(plain, float_net, calib)
+
+
+def test_int8_export_has_explicit_per_channel_qdq(tmp_path) -> None:
+    _, int8 = _int8()
+    calib = calibration()
+    artifact = export_onnx(int8, tmp_path / "int8.onnx", Provenance("c", calib.sha256, len(calib)))
+    model = onnx.load(str(artifact.path))
+    assert max(o.version for o in model.opset_import if o.domain in ("", "ai.onnx")) >= OPSET >= 17
+    ops = [n.op_type for n in model.graph.node]
+    n_convs = sum(1 for _ in int8.quantized_convs())
+    assert ops.count("QuantizeLinear") == n_convs + sum(1 for _ in int8.act_quants())
+    codes = _weight_codes(model)
+    assert len(codes) == n_convs
+    assert all(np.abs(c).max() <= QuantScheme.CPU.weight_qmax for c in codes.values())
+    assert any(np.abs(c).max() == QuantScheme.CPU.weight_qmax for c in codes.values())
+    meta = artifact.metadata
+    assert meta.precision is Precision.INT8 and meta.quant_scheme == "cpu"
+    assert meta.encoding_version == int(core.ENCODING_VERSION) and meta.network_size == "2x16"
+
+
+def test_tensorrt_scheme_uses_signed_activations_and_full_range_weights(tmp_path) -> None:
+    _, int8 = _int8(QuantScheme.TENSORRT)
+    artifact = export_onnx(int8, tmp_path / "trt.onnx", Provenance("c", "d", 1))
+    model = onnx.load(str(artifact.path))
+    inits = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
+    for node in model.graph.node:
+        if node.op_type == "QuantizeLinear" and len(node.input) > 2 and node.input[2] in inits:
+            zero = inits[node.input[2]]
+            assert zero.dtype == np.int8 and not zero.any(), node.name
+    assert max(np.abs(c).max() for c in _weight_codes(model).values()) == 127
+    assert artifact.metadata.quant_scheme == "tensorrt"
+
+
+def test_int8_onnx_runtime_matches_fake_quantised_torch(tmp_path) -> None:
+    """ONNX Runtime's integer kernels compute what the fake-quantised model simulates.
+
+    With 8-bit weights ONNX Runtime's u8s8 kernels saturate on AVX2 CPUs
+    without VNNI (``vpmaddubsw``); the CPU scheme's 7-bit weights avoid it.
+    """
+    _, int8 = _int8()
+    calib = calibration()
+    artifact = export_onnx(int8, tmp_path / "int8.onnx", Provenance("c", calib.sha256, len(calib)))
+    ort_policy, ort_wdl = OrtRuntime(threads=1).build(artifact).evaluate(calib.planes)
+    with torch.no_grad():
+        policy, wdl = (t.numpy() for t in int8(torch.from_numpy(calib.planes.copy())))
+    masked = np.where(calib.legal, ort_policy, -np.inf).argmax(1)
+    assert (masked == np.where(calib.legal, policy, -np.inf).argmax(1)).mean() >= 0.99
+    # Exact but for rare one-step flips where a float sum lands on a rounding
+    # boundary; saturating kernels give mean KLs orders of magnitude larger.
+    assert legal_kl(policy, ort_policy, calib.legal).mean() < 1e-6
+    assert np.abs(ort_wdl - wdl).mean() < 1e-4
+
+
+@pytest.mark.parametrize("scheme", list(QuantScheme))
+def test_quantised_network_stays_close_to_the_source(scheme: QuantScheme) -> None:
+    net = trained_net()
+    _, int8 = _int8(scheme)
+    calib = calibration()
+    source_policy, source_wdl = TorchRuntime().session_for(net).evaluate(calib.planes)
+    policy, wdl = TorchRuntime().session_for(int8).evaluate(calib.planes)
+    agree = (np.where(calib.legal, policy, -np.inf).argmax(1)
+             == np.where(calib.legal, source_policy, -np.inf).argmax(1)).mean()
+    assert agree >= 0.95
+    assert legal_kl(source_policy, policy, calib.legal).mean() < 0.01
+    assert np.abs(wdl - source_wdl).mean() < 0.02

@@ -1,0 +1,121 @@
+"""Shared helpers for the publication tests: positions, a briefly trained tiny network.
+
+A freshly initialised network predicts an almost flat policy (final layers
+start at std 0.01), so top-1 agreement between it and any copy is decided by
+near-ties.  :func:`trained_net` fits a tiny network for a few dozen steps to
+a fixed, position-dependent move preference (and a material-sign WDL), so
+its policies are peaked like a trained network's and its BatchNorm running
+statistics are real -- which is what folding and quantisation must preserve.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import random
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+import torch
+
+from chesszero import core
+from chesszero.model import ChessNet
+from chesszero.publish.calibration import CalibrationSet, calibration_set_from_games
+
+
+@contextlib.contextmanager
+def torch_threads(n: int = 1) -> Iterator[None]:
+    """Run torch with ``n`` intra-op threads (tiny networks on a shared 2-core
+    machine are far faster single-threaded), restoring the setting after."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+@pytest.fixture(autouse=True)
+def one_thread() -> Iterator[None]:
+    """Every publication test runs torch single-threaded."""
+    with torch_threads(1):
+        yield
+
+
+def random_games(n: int, seed: int = 0, max_plies: int = 80) -> list[core.Game]:
+    """``n`` unfinished games after 0..max_plies random legal moves."""
+    rng = random.Random(seed)
+    games: list[core.Game] = []
+    while len(games) < n:
+        game = core.Game()
+        for _ in range(rng.randint(0, max_plies)):
+            actions = game.legal_actions()
+            if len(actions) == 0 or game.outcome() is not None:
+                break
+            game.push_action(int(rng.choice(list(actions))))
+        if game.outcome() is None and len(game.legal_actions()) > 0:
+            games.append(game)
+    return games
+
+
+@functools.cache
+def calibration(n: int = 128, seed: int = 0) -> CalibrationSet:
+    """A calibration set of random-play positions (cached)."""
+    return calibration_set_from_games(random_games(n, seed), source=f"random play seed {seed}")
+
+
+@functools.cache
+def _trained_state(size: str, steps: int, seed: int) -> dict[str, torch.Tensor]:
+    with torch_threads(1):
+        return _train(size, steps, seed)
+
+
+def _train(size: str, steps: int, seed: int) -> dict[str, torch.Tensor]:
+    torch.manual_seed(seed)
+    net = ChessNet(size).train()
+    calib = calibration(256, seed + 1)
+    planes, legal = torch.from_numpy(calib.planes.copy()), torch.from_numpy(calib.legal.copy())
+    g = torch.Generator().manual_seed(seed)
+    preference = torch.randn(core.NUM_ACTIONS, generator=g)
+    target = torch.where(legal, preference, torch.tensor(-1e9)).argmax(dim=1)
+    ahead = planes[:, 40:46, 0, 0].sum(dim=1)
+    wdl_target = torch.where(ahead > 0, 0, torch.where(ahead < 0, 2, 1))
+    optimizer = torch.optim.Adam(net.parameters(), lr=3e-3)
+    for _ in range(steps):
+        index = torch.randint(0, len(planes), (32,), generator=g)
+        out = net(planes[index])
+        logits = out.policy.masked_fill(~legal[index], -1e9)
+        loss = torch.nn.functional.cross_entropy(logits, target[index])
+        loss = loss + torch.nn.functional.cross_entropy(out.wdl, wdl_target[index])
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    return {k: v.detach().clone() for k, v in net.state_dict().items()}
+
+
+def trained_net(size: str = "2x16", steps: int = 80, seed: int = 0) -> ChessNet:
+    """A fresh copy of a briefly trained network (eval mode; training is cached)."""
+    net = ChessNet(size)
+    net.load_state_dict(_trained_state(size, steps, seed))
+    return net.eval()
+
+
+def legal_kl(p_logits: np.ndarray, q_logits: np.ndarray, legal: np.ndarray) -> np.ndarray:
+    """Per-position KL(p || q) of the policies softmaxed over legal actions (test reference)."""
+    def log_softmax(x: np.ndarray) -> np.ndarray:
+        x = np.where(legal, x.astype(np.float64), -np.inf)
+        x = x - x.max(axis=1, keepdims=True)
+        return x - np.log(np.exp(x).sum(axis=1, keepdims=True))
+
+    lp, lq = log_softmax(p_logits), log_softmax(q_logits)
+    with np.errstate(invalid="ignore"):
+        return np.where(legal, np.exp(lp) * (lp - lq), 0.0).sum(axis=1)
+
+
+def test_trained_net_has_peaked_policies() -> None:
+    calib = calibration()
+    with torch.no_grad():
+        logits = trained_net().inference_view()(torch.from_numpy(calib.planes.copy()))[0].numpy()
+    masked = np.sort(np.where(calib.legal, logits, -np.inf), axis=1)
+    assert np.median(masked[:, -1] - masked[:, -2]) > 0.3  # clear favourites, not near-ties
