@@ -1,0 +1,201 @@
+"""Campaign end to end (issue: campaigns): the smoke preset through the
+Prefect flow, MLflow records, kill -9 and resume, a local Dask cluster,
+`dvc repro` of the reports, and malformed params."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from campaign_support import REPO, campaign_env, make_dvc_project, make_root
+
+pytestmark = pytest.mark.slow
+
+
+def run_smoke(root: Path, name: str, generations: int, *, prefect: bool = True) -> dict:
+    from chesszero.campaign.launch import run_campaign
+
+    old = {k: os.environ.get(k) for k in ("PREFECT_HOME", "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS")}
+    os.environ.update({k: v for k, v in campaign_env(root).items() if k in old})
+    try:
+        return run_campaign(preset="smoke", name=name, root=root, generations=generations,
+                            use_prefect=prefect, progress=False)
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def check_consistency(run_dir: Path, cfg_steps: int, cfg_batch: int, generations: int) -> dict:
+    """Counters agree with the store and the checkpoint: no duplicated or lost rows,
+    credit spent = presentations trained."""
+    import numpy as np
+
+    from chesszero.replay import CreditLedger, ReplayStore, convert_shard
+    from chesszero.train import load_checkpoint
+
+    state = json.loads((run_dir / "state.json").read_text())
+    c = state["counters"]
+    with ReplayStore.open(run_dir / "replay.bin", readonly=True) as store:
+        total = store.total_appended
+        rows = store.read_valid()
+        seqs = np.asarray(rows.seq)
+    shard_rows = sum(len(convert_shard(run_dir / s)) for s in state["admitted_shards"])
+    assert c["rows_admitted"] == c["rows_materialized"] == total == shard_rows
+    assert len(np.unique(seqs)) == len(seqs)
+    assert len(set(state["admitted_shards"])) == len(state["admitted_shards"])
+    ckpt = load_checkpoint(run_dir / "train.pt", map_location="cpu")
+    ledger = CreditLedger.from_dict(ckpt.extra["ledger"])
+    assert c["optimizer_steps"] == generations * cfg_steps
+    assert c["presentations_trained"] == generations * cfg_steps * cfg_batch
+    assert ledger.spent_presentations == c["presentations_trained"]
+    return state
+
+
+@pytest.fixture(scope="module")
+def smoke_campaign(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = make_root(tmp_path_factory.mktemp("smoke"))
+    summary = run_smoke(root, "smoke-ci", 2)
+    assert summary["generation"] == 2 and summary["finished"]
+    return root
+
+
+def test_smoke_campaign_records_everything(smoke_campaign: Path) -> None:
+    from mlflow.tracking import MlflowClient
+
+    from chesszero.campaign import metrics as M
+    from chesszero.campaign.tracking import tracking_uri
+    from chesszero.config import load_config
+
+    root = smoke_campaign
+    cfg = load_config(root / "params.yaml", preset="smoke")
+    check_consistency(root / "runs" / "smoke-ci", cfg.train.steps_per_quantum, cfg.train.global_batch, 2)
+    client = MlflowClient(tracking_uri(root))
+    exp = client.get_experiment_by_name(M.EXPERIMENT)
+    runs = client.search_runs([exp.experiment_id], f"tags.`{M.TAG_CAMPAIGN}` = 'smoke-ci'")
+    assert len(runs) == 1
+    run = runs[0]
+    for key in (M.TRAIN_LOSS, M.loss_key("policy"), M.TRAIN_LR, M.TRAIN_GRAD_NORM, M.TRAIN_SAMPLES_S,
+                M.SELFPLAY_SEARCHES_S, M.SELFPLAY_GAMES, M.NON_DECISIVE, M.REPLAY_OCCUPANCY,
+                M.RESIGN_THRESHOLD, M.fidelity_key("agreement"), M.elo_key("policy"), M.elo_key("searched"),
+                M.elo_key("policy", "lo"), M.WALL_S):
+        assert key in run.data.metrics, key
+    history = client.get_metric_history(run.info.run_id, M.TRAIN_STEP)
+    assert sorted(m.step for m in history) == [0, 1]
+    assert sum(1 for k in run.data.metrics if k.startswith("budget/")) >= 2  # final budget sweep
+    for param in ("preset", "model.size", "git.revision", "git.dirty", "dep.torch", "machine.cpus"):
+        assert param in run.data.params, param
+    artifacts = {a.path for a in client.list_artifacts(run.info.run_id)}
+    assert {"config.json", "artifacts", "evals"} <= artifacts
+    evals = {a.path for a in client.list_artifacts(run.info.run_id, "evals/gen_0001")}
+    assert any(p.endswith(".pgn") for p in evals)
+    fidelity = {a.path for a in client.list_artifacts(run.info.run_id, "artifacts/initial")}
+    assert "artifacts/initial/fidelity.json" in fidelity
+    version = client.get_model_version_by_alias("chesszero-smoke-ci", "active")
+    assert int(version.version) >= 1
+    active = json.loads((root / "runs" / "smoke-ci" / "artifacts" / "active.json").read_text())
+    assert Path(active["path"]).exists()
+
+
+def test_dvc_repro_draws_reports(smoke_campaign: Path) -> None:
+    root = smoke_campaign
+    make_dvc_project(root)
+    env = campaign_env(root)
+    out = subprocess.run([str(Path(sys.executable).parent / "dvc"), "repro", "figures", "tables"], cwd=root,
+                         env=env, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stdout + out.stderr
+    figures = {p.name for p in (root / "reports" / "figures").glob("*.png")}
+    assert {"elo_vs_time.png", "losses.png", "terminations.png", "throughput.png"} <= figures
+    for table in ("strength_vs_budget.md", "training_volume.md", "terminations.md"):
+        text = (root / "reports" / "tables" / table).read_text()
+        assert "smoke-ci" in text and "|" in text
+    assert "figures/losses.png" in (root / "reports" / "index.md").read_text()
+    assert (root / "dvc.lock").exists()
+
+
+def _wait_for(predicate, proc: subprocess.Popen, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if proc.poll() is not None:
+            raise AssertionError(f"campaign exited early with {proc.returncode}")
+        if time.monotonic() > deadline:
+            raise AssertionError("the campaign never reached the awaited phase")
+        time.sleep(0.05)
+
+
+@pytest.mark.parametrize("kill_phase", ["train"])
+def test_killed_campaign_resumes_without_duplicates(tmp_path: Path, kill_phase: str) -> None:
+    from chesszero.config import load_config
+
+    root = make_root(tmp_path)
+    env = campaign_env(root)
+    cmd = [sys.executable, "-m", "chesszero.campaign", "run", "--preset", "smoke", "--name", "killed",
+           "--root", str(root), "--generations", "2", "--no-prefect", "--quiet"]
+    state_file = root / "runs" / "killed" / "state.json"
+
+    def at_phase() -> bool:
+        try:
+            s = json.loads(state_file.read_text())
+        except (OSError, ValueError):
+            return False
+        return s["generation"] == 1 and s["phase"] == kill_phase
+
+    proc = subprocess.Popen(cmd, env=env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            start_new_session=True)
+    try:
+        _wait_for(at_phase, proc, timeout=900)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    again = subprocess.run(cmd, env=env, cwd=REPO, capture_output=True, text=True, timeout=900)
+    assert again.returncode == 0, again.stderr[-3000:]
+    cfg = load_config(root / "params.yaml", preset="smoke")
+    state = check_consistency(root / "runs" / "killed", cfg.train.steps_per_quantum, cfg.train.global_batch, 2)
+    assert state["generation"] == 2 and state["finished"]
+
+
+def test_smoke_generation_on_local_dask_cluster(tmp_path: Path) -> None:
+    from prefect_dask import DaskTaskRunner
+
+    sys.path.insert(0, str(REPO))
+    from flows.final_recipe import final_recipe
+
+    root = make_root(tmp_path)
+    old = os.environ.get("PREFECT_HOME")
+    os.environ.update({k: v for k, v in campaign_env(root).items()
+                       if k in ("PREFECT_HOME", "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS")})
+    try:
+        runner = DaskTaskRunner(cluster_kwargs={"n_workers": 2, "threads_per_worker": 1, "processes": True})
+        summary = final_recipe.with_options(task_runner=runner)(preset="smoke", campaign="dask", root=str(root),
+                                                                generations=1)
+    finally:
+        if old is None:
+            os.environ.pop("PREFECT_HOME", None)
+        else:
+            os.environ["PREFECT_HOME"] = old
+    assert summary["generation"] == 1
+    shards = list((root / "runs" / "dask" / "shards" / "gen_0000").glob("*.parquet"))
+    assert shards
+
+
+def test_malformed_params_name_the_key(tmp_path: Path) -> None:
+    import yaml
+
+    root = make_root(tmp_path)
+    params = yaml.safe_load((root / "params.yaml").read_text())
+    params["presets"]["smoke"]["train"]["global_bacth"] = 32
+    (root / "params.yaml").write_text(yaml.safe_dump(params))
+    out = subprocess.run([sys.executable, "-m", "chesszero.campaign", "run", "--preset", "smoke", "--root",
+                          str(root), "--no-prefect"], capture_output=True, text=True, env=campaign_env(root),
+                         timeout=120)
+    assert out.returncode == 2
+    assert "train.global_bacth" in out.stderr
+    assert not (root / "runs").exists()
