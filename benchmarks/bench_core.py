@@ -1,5 +1,6 @@
 """Native core benchmark: perft nodes/s vs python-chess and Stockfish 15.1
-(`go perft`, single thread), and batch encoding positions/s.
+(`go perft`, single thread), batch encoding positions/s, and the start-up cost
+of the native module in a fresh process (attack tables included).
 
 Run: `.venv/bin/python benchmarks/bench_core.py [--json reports/bench/core.json]`.
 Ratios are measured in this run on this machine.
@@ -11,6 +12,7 @@ import argparse
 import random
 import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -63,6 +65,14 @@ def stockfish_perft_rate(fen: str, depth: int) -> float | None:
     return best
 
 
+def import_seconds(module: str, repeats: int = 5) -> float:
+    """Best wall time to import `module` in a fresh interpreter."""
+    code = f"import time; t = time.perf_counter(); import {module}; print(time.perf_counter() - t)"
+    runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+            for _ in range(repeats)]
+    return min(float(r.stdout) for r in runs)
+
+
 def encoding_games(n: int) -> list[core.Game]:
     rng = random.Random(0)
     games = []
@@ -108,6 +118,11 @@ def main() -> None:
                     "vs 200k/s target", enc / target))
     rows.append(Row("encode packed rows (batch 1024)", pk, "positions/s", "vs 200k/s target", pk / target))
     rows.append(Row("unpack packed -> float32", unpack, "positions/s", "vs 200k/s target", unpack / target))
+    # Every actor, trainer rank and test process pays this once.
+    numpy_start, core_start = import_seconds("numpy"), import_seconds("chesszero._core")
+    rows.append(Row("import numpy (fresh process)", 1000 * numpy_start, "ms", "reference"))
+    rows.append(Row("import chesszero._core (fresh process)", 1000 * core_start, "ms",
+                    "numpy / chesszero._core", numpy_start / core_start))
     report("chesszero native core", rows, args.json)
 
 

@@ -292,3 +292,25 @@ def test_bad_parameters_raise_value_error() -> None:
     )  # float64 is converted
     with pytest.raises(ValueError):
         searcher.start(5, core.Game(), 10)
+
+
+def test_a_refused_answer_changes_nothing() -> None:
+    """submit_results checks every row before it applies any: a bad last row
+    leaves the whole batch outstanding, and only legal entries are read."""
+    games = [core.Game(), core.Game(BACK_RANK["white"][0]), core.Game(BACK_RANK["black"][0])]
+    searcher = _core.Searcher(len(games), SearchOptions.self_play(), 0, 1)
+    for slot, game in enumerate(games):
+        searcher.start(slot, game, 20)
+    assert searcher.prepare_batch(np.zeros((3, 52, 8, 8), np.float32)) == 3
+    legal = set(games[2].legal_actions().tolist())
+    logits = np.zeros((3, 1880), np.float32)
+    logits[2, next(a for a in range(1880) if a not in legal)] = np.nan  # never read
+    wdl = np.tile(np.array([0.1, 0.2, 0.7], np.float32), (3, 1))
+    bad = logits.copy()
+    bad[2, min(legal)] = np.nan
+    with pytest.raises(ValueError, match="row 2"):
+        searcher.submit_results(bad, wdl)
+    searcher.submit_results(logits, wdl)
+    for slot in range(3):
+        result = searcher.result(slot)
+        assert result["visits"] == 1 and result["raw_value"] == pytest.approx(-0.6)

@@ -189,7 +189,7 @@ float* planes_buffer(py::array& out, int& capacity, const char* what) {
 using FloatRows = py::array_t<float, py::array::c_style | py::array::forcecast>;
 
 // Network outputs for a batch of n rows: logits (n, 1880) and WDL probabilities (n, 3)
-// (shapes only: the values are checked by the tree owner's check_answers).
+// (shapes only: the tree owner's submit checks the values before it applies any).
 std::pair<FloatRows, FloatRows> network_rows(const py::handle& logits, const py::handle& wdl, size_t n,
                                              const char* what) {
   FloatRows l = FloatRows::ensure(logits), w = FloatRows::ensure(wdl);
@@ -377,9 +377,12 @@ void bind_searcher(py::module_& m) {
              std::lock_guard<std::mutex> lock(p.mu);
              if (p.sizes.empty()) throw py::value_error("submit_results: no batch is outstanding");
              auto [l, w] = network_rows(logits, wdl, p.sizes.front(), "submit_results");
-             require(p.s.check_answers(l.data(), w.data()), "submit_results");
-             py::gil_scoped_release release;
-             p.s.submit(l.data(), w.data());
+             std::string error;
+             {
+               py::gil_scoped_release release;
+               error = p.s.submit(l.data(), w.data());
+             }
+             require(error, "submit_results");
              p.sizes.erase(p.sizes.begin());
            },
            py::arg("logits"), py::arg("wdl"))
@@ -506,9 +509,12 @@ void bind_actor(py::module_& m) {
              std::lock_guard<std::mutex> lock(p.mu);
              if (p.sizes.empty()) throw py::value_error("submit_results: no batch is outstanding");
              auto [l, w] = network_rows(logits, wdl, p.sizes.front(), "submit_results");
-             require(p.a.check_answers(l.data(), w.data()), "submit_results");
-             py::gil_scoped_release release;
-             p.a.submit(l.data(), w.data());
+             std::string error;
+             {
+               py::gil_scoped_release release;
+               error = p.a.submit(l.data(), w.data());
+             }
+             require(error, "submit_results");
              p.sizes.erase(p.sizes.begin());
            },
            py::arg("logits"), py::arg("wdl"))

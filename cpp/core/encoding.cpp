@@ -1,8 +1,8 @@
 // The network contract: input planes (SPEC 2), actions (SPEC 3), reflection.
 #include "core/encoding.h"
 
+#include <algorithm>
 #include <cstring>
-#include <mutex>
 
 namespace cz {
 
@@ -15,9 +15,12 @@ struct ActionTables {
   int16_t from_to[64][64];     // non-promotion action of a canonical (from, to), or -1
   int16_t promo[8][3][4];      // [from col][col offset + 1][Q,R,B,N] -> action
   int16_t mirror[kNumActions];
-  ActionTables() {
-    std::memset(from_to, -1, sizeof(from_to));
-    std::memset(promo, -1, sizeof(promo));
+  constexpr ActionTables() : info{}, from_to{}, promo{}, mirror{} {
+    for (auto& row : from_to)
+      for (auto& a : row) a = -1;
+    for (auto& col : promo)
+      for (auto& off : col)
+        for (auto& a : off) a = -1;
     constexpr int kRays[8][2] = {{1, 0}, {1, 1}, {0, 1}, {-1, 1},
                                  {-1, 0}, {-1, -1}, {0, -1}, {1, -1}};
     constexpr int kKnight[8][2] = {{2, 1}, {1, 2}, {-1, 2}, {-2, 1},
@@ -66,10 +69,7 @@ struct ActionTables {
   }
 };
 
-const ActionTables& actions() {
-  static const ActionTables t;
-  return t;
-}
+constexpr ActionTables kActions{};
 
 inline Square canon(Square s, Color stm) { return stm == WHITE ? s : s ^ 56; }
 inline Bitboard canon_bb(Bitboard b, Color stm) { return stm == WHITE ? b : flip_ranks(b); }
@@ -82,9 +82,20 @@ bool opposite_bishops(const Position& pos) {
 
 }  // namespace
 
-void encode_packed(const Position& pos, const EncodeContext& ctx, uint8_t* out) {
+namespace {
+
+// The input planes in their packed form: the one place that decides what
+// each plane holds. The packed row and the float planes are two ways of
+// writing this struct out, so they cannot disagree.
+struct PlaneSet {
+  Bitboard bits[kNumBinaryPlanes];  // planes 0-39, bit = row*8+col (canonical)
+  int8_t scalars[kNumScalarPlanes];  // planes 40-51
+};
+static_assert(sizeof(PlaneSet::bits) + sizeof(PlaneSet::scalars) == kPackedBytes);
+
+void build_planes(const Position& pos, const EncodeContext& ctx, PlaneSet& out) {
   const Color us = pos.side_to_move(), them = ~us;
-  Bitboard planes[kNumBinaryPlanes] = {};
+  Bitboard* planes = out.bits;
   for (int t = 0; t < 6; ++t) {
     planes[t] = canon_bb(pos.pieces(us, PieceType(t)), us);
     planes[6 + t] = canon_bb(pos.pieces(them, PieceType(t)), us);
@@ -104,16 +115,19 @@ void encode_packed(const Position& pos, const EncodeContext& ctx, uint8_t* out) 
   planes[20] = ctx.repetitions >= 1 ? full : 0;
   planes[21] = ctx.repetitions >= 2 ? full : 0;
   const int n = std::min(ctx.num_recent, kHistoryMoves);
-  for (int k = 0; k < n; ++k) {
-    Move m = ctx.recent[k];
-    planes[22 + 2 * k] = bb(canon(m.from(), us));
-    planes[23 + 2 * k] = bb(canon(Position::real_to(m), us));
+  for (int k = 0; k < kHistoryMoves; ++k) {
+    if (k < n) {
+      Move m = ctx.recent[k];
+      planes[22 + 2 * k] = bb(canon(m.from(), us));
+      planes[23 + 2 * k] = bb(canon(Position::real_to(m), us));
+    } else {
+      planes[22 + 2 * k] = planes[23 + 2 * k] = 0;
+    }
   }
   planes[38] = kCheckerboard;
   planes[39] = opposite_bishops(pos) ? full : 0;
-  std::memcpy(out, planes, sizeof(planes));  // little-endian hosts (x86-64, aarch64)
 
-  int8_t* scalars = reinterpret_cast<int8_t*>(out + kNumBinaryPlanes * 8);
+  int8_t* scalars = out.scalars;
   for (int t = 0; t < 6; ++t)
     scalars[t] = t == KING ? 0
                            : int8_t(popcount(pos.pieces(us, PieceType(t))) -
@@ -122,40 +136,65 @@ void encode_packed(const Position& pos, const EncodeContext& ctx, uint8_t* out) 
   for (int t = 0; t < 5; ++t) scalars[7 + t] = int8_t(popcount(pos.pieces(us, PieceType(t))));
 }
 
-namespace {
-// Row expansion table: byte -> 8 floats (bit i -> column i).
+// Byte -> 8 floats (bit i -> column i), for planes with many set squares.
 struct ByteTable {
-  alignas(32) float rows[256][8];
-  ByteTable() {
+  alignas(32) float rows[256][8] = {};
+  constexpr ByteTable() {
     for (int b = 0; b < 256; ++b)
       for (int i = 0; i < 8; ++i) rows[b][i] = float((b >> i) & 1);
   }
 };
-const ByteTable& byte_table() {
-  static const ByteTable t;
-  return t;
+constexpr ByteTable kByteRows{};
+
+// Fills 64 floats with `v` in 16-byte stores (a memset of this size compiles
+// to `rep stos`, several times slower for short runs on some x86 cores).
+inline void fill_plane(float* out, float v) {
+  using F4 = float __attribute__((vector_size(16)));
+  const F4 x = {v, v, v, v};
+  for (int i = 0; i < 16; ++i) std::memcpy(out + 4 * i, &x, sizeof(x));
 }
+
+// One binary plane as 64 floats. Most planes are empty, full or hold a few
+// squares: a fill plus a few stores; dense planes (occupancy, the
+// checkerboard) go through the row table.
+inline void write_plane(Bitboard b, float* out) {
+  if (b == ~Bitboard(0)) {
+    fill_plane(out, 1.0f);
+  } else if (popcount(b) > 12) {
+    for (int r = 0; r < 8; ++r) std::memcpy(out + 8 * r, kByteRows.rows[(b >> (8 * r)) & 0xFF], 32);
+  } else {
+    fill_plane(out, 0.0f);
+    while (b) out[pop_lsb(b)] = 1.0f;
+  }
+}
+
+void write_floats(const PlaneSet& set, float* out) {
+  for (int p = 0; p < kNumBinaryPlanes; ++p) write_plane(set.bits[p], out + p * 64);
+  for (int i = 0; i < kNumScalarPlanes; ++i)
+    fill_plane(out + (kNumBinaryPlanes + i) * 64, float(set.scalars[i]));
+}
+
 }  // namespace
 
-void unpack_planes(const uint8_t* packed, float* out) {
-  const ByteTable& table = byte_table();
-  for (int p = 0; p < kNumBinaryPlanes; ++p) {
-    const uint8_t* rows = packed + 8 * p;  // little-endian: byte r = row r
-    float* plane = out + p * 64;
-    for (int r = 0; r < 8; ++r) std::memcpy(plane + 8 * r, table.rows[rows[r]], 8 * sizeof(float));
-  }
-  const int8_t* scalars = reinterpret_cast<const int8_t*>(packed + kNumBinaryPlanes * 8);
-  for (int i = 0; i < kNumScalarPlanes; ++i) {
-    const float v = float(scalars[i]);
-    float* plane = out + (kNumBinaryPlanes + i) * 64;
-    for (int s = 0; s < 64; ++s) plane[s] = v;
-  }
+// Packed row: the bitboards as little-endian uint64 (x86-64, aarch64), then the scalars.
+void encode_packed(const Position& pos, const EncodeContext& ctx, uint8_t* out) {
+  PlaneSet set;
+  build_planes(pos, ctx, set);
+  std::memcpy(out, set.bits, sizeof(set.bits));
+  std::memcpy(out + sizeof(set.bits), set.scalars, sizeof(set.scalars));
 }
 
 void encode_planes(const Position& pos, const EncodeContext& ctx, float* out) {
-  uint8_t packed[kPackedBytes];
-  encode_packed(pos, ctx, packed);
-  unpack_planes(packed, out);
+  PlaneSet set;
+  build_planes(pos, ctx, set);
+  write_floats(set, out);
+}
+
+void unpack_planes(const uint8_t* packed, float* out) {
+  PlaneSet set;
+  std::memcpy(set.bits, packed, sizeof(set.bits));
+  std::memcpy(set.scalars, packed + sizeof(set.bits), sizeof(set.scalars));
+  write_floats(set, out);
 }
 
 namespace {
@@ -178,20 +217,27 @@ void encode_game_planes(const Game& game, float* out) {
   encode_planes(game.position(), game_context(game, buffer), out);
 }
 
-ActionInfo action_info(int action) { return actions().info[action]; }
+ActionInfo action_info(int action) { return kActions.info[action]; }
 
-int action_of(const Position& pos, Move m) {
-  const Color us = pos.side_to_move();
+namespace {
+inline int action_index(Color us, Move m) {
   const Square from = canon(m.from(), us), to = canon(m.to(), us);
-  const ActionTables& t = actions();
   if (m.kind() == PROMOTION) {
     int off = (to % 8) - (from % 8);
     if (from / 8 != 6 || to / 8 != 7 || off < -1 || off > 1) return -1;
     PieceType p = m.promotion();
     int idx = p == QUEEN ? 0 : p == ROOK ? 1 : p == BISHOP ? 2 : 3;
-    return t.promo[from % 8][off + 1][idx];
+    return kActions.promo[from % 8][off + 1][idx];
   }
-  return t.from_to[from][to];
+  return kActions.from_to[from][to];
+}
+}  // namespace
+
+int action_of(const Position& pos, Move m) { return action_index(pos.side_to_move(), m); }
+
+void actions_of(const Position& pos, const Move* moves, int n, int* out) {
+  const Color us = pos.side_to_move();
+  for (int i = 0; i < n; ++i) out[i] = action_index(us, moves[i]);
 }
 
 Move move_of(const Position& pos, int action) {
@@ -206,11 +252,11 @@ Move move_of(const Position& pos, int action) {
 int legal_actions(const Position& pos, int* out) {
   MoveList list;
   pos.legal_moves(list);
-  for (int i = 0; i < list.size; ++i) out[i] = action_of(pos, list.moves[i]);
+  actions_of(pos, list.moves, list.size, out);
   return list.size;
 }
 
-int mirror_action(int action) { return actions().mirror[action]; }
+int mirror_action(int action) { return kActions.mirror[action]; }
 
 void mirror_planes(float* planes) {
   for (int p = 0; p < kNumPlanes; ++p) {

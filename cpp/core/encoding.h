@@ -44,6 +44,8 @@ struct ActionInfo {
 ActionInfo action_info(int action);
 // Action index of a legal move `m` of `pos`, or -1 if it has none.
 int action_of(const Position& pos, Move m);
+// action_of() for each of `n` legal moves of `pos`.
+void actions_of(const Position& pos, const Move* moves, int n, int* out);
 // The legal move of `pos` that `action` denotes, or MOVE_NONE.
 Move move_of(const Position& pos, int action);
 // Legal actions of `pos` (order of the legal move list); returns the count.

@@ -4,8 +4,12 @@
 namespace cz {
 
 GameStatus evaluate_status(const Position& pos, int repetitions) {
+  return evaluate_status(pos, repetitions, pos.count_legal_moves());
+}
+
+GameStatus evaluate_status(const Position& pos, int repetitions, int num_legal) {
   GameStatus st;
-  bool has_moves = pos.count_legal_moves() > 0;
+  const bool has_moves = num_legal > 0;
   Color stm = pos.side_to_move();
   if (!has_moves && pos.in_check()) {
     st.termination = Termination::CHECKMATE;

@@ -33,6 +33,9 @@ struct GameStatus {
 // Precedence follows python-chess: checkmate, insufficient material,
 // stalemate, fifty moves, threefold repetition.
 GameStatus evaluate_status(const Position& pos, int repetitions);
+// The same when the caller already knows how many legal moves `pos` has
+// (a search leaf that generated them to expand): no move generation here.
+GameStatus evaluate_status(const Position& pos, int repetitions, int num_legal);
 
 class Game {
  public:

@@ -93,16 +93,16 @@ int Position::generate(MoveList* out) const {
   // Pawns.
   const int up = us == WHITE ? 8 : -8;
   const Bitboard promo_rank = rank_bb(us == WHITE ? 7 : 0);
-  const Bitboard double_rank = rank_bb(us == WHITE ? 3 : 4);
+  const Bitboard start_rank = rank_bb(us == WHITE ? 1 : 6);
   for (Bitboard b = pieces(us, PAWN); b;) {
     Square s = pop_lsb(b);
     Bitboard allowed = check_mask & pin_mask(s);
     Bitboard targets = pawn_attacks(us, s) & enemy;
-    Square one = s + up;
+    Square one = s + up;  // on the board: no pawn stands on the last rank
     if (!(occ & bb(one))) {
       targets |= bb(one);
-      Square two = one + up;
-      if ((bb(two) & double_rank) && !(occ & bb(two))) targets |= bb(two);
+      // Only from the start rank, so `two` is never off the board.
+      if ((bb(s) & start_rank) && !(occ & bb(one + up))) targets |= bb(one + up);
     }
     targets &= allowed;
     if (targets & promo_rank) {

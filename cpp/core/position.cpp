@@ -9,46 +9,6 @@
 
 namespace cz {
 
-namespace zobrist {
-namespace {
-struct Keys {
-  Key psq[16][64];
-  Key castle[16];
-  Key ep[8];
-  Key side;
-  Keys() {
-    uint64_t s = 0x9E3779B97F4A7C15ULL;
-    auto next = [&s]() {  // splitmix64
-      uint64_t z = (s += 0x9E3779B97F4A7C15ULL);
-      z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-      z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-      return z ^ (z >> 31);
-    };
-    for (auto& row : psq)
-      for (auto& k : row) k = next();
-    castle[0] = 0;
-    Key single[4];
-    for (auto& k : single) k = next();
-    for (int r = 1; r < 16; ++r) {
-      castle[r] = 0;
-      for (int b = 0; b < 4; ++b)
-        if (r & (1 << b)) castle[r] ^= single[b];
-    }
-    for (auto& k : ep) k = next();
-    side = next();
-  }
-};
-const Keys& keys() {
-  static const Keys k;
-  return k;
-}
-}  // namespace
-Key piece_square(Piece p, Square s) { return keys().psq[p][s]; }
-Key castling(int rights) { return keys().castle[rights]; }
-Key ep_file(int file) { return keys().ep[file]; }
-Key side() { return keys().side; }
-}  // namespace zobrist
-
 namespace {
 
 // Castling rights lost when a piece moves from or to a square.

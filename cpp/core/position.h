@@ -10,6 +10,7 @@
 
 #include "core/bitboard.h"
 #include "core/types.h"
+#include "core/zobrist.h"
 
 namespace cz {
 
@@ -79,13 +80,6 @@ class Position {
   Key key_ = 0;
   Bitboard checkers_ = 0;
 };
-
-namespace zobrist {
-Key piece_square(Piece p, Square s);
-Key castling(int rights);
-Key ep_file(int file);
-Key side();
-}  // namespace zobrist
 
 constexpr const char* kStartFen = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
 

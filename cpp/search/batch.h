@@ -2,7 +2,8 @@
 // self-play actor. A batch is a list of (slot, leaf node) pairs whose planes
 // were written to the caller's buffer in the same order; batches are answered
 // first in, first out, and at most `max_outstanding` wait at once (double
-// buffering lets tree work on one overlap inference on the other).
+// buffering lets tree work on one overlap inference on the other). An
+// AnswerBuffer checks and applies an answer.
 #pragma once
 
 #include <cfloat>
@@ -12,12 +13,43 @@
 #include <vector>
 
 #include "core/encoding.h"
+#include "search/tree.h"
 
 namespace cz {
 
 struct LeafRef {
   uint32_t slot;  // which tree
   uint32_t node;  // its leaf waiting for the network
+};
+
+// One batch: its leaves in row order and the actions of each leaf's legal
+// moves (child order), copied when the leaf is added, while its children are
+// still in cache, so that reading the answer needs no tree memory at all.
+class LeafBatch {
+ public:
+  void clear() {
+    leaves_.clear();
+    actions_.clear();
+    offsets_.assign(1, 0);
+  }
+  void add(uint32_t slot, uint32_t node, const Tree& tree) {
+    leaves_.push_back({slot, node});
+    tree.append_actions(node, actions_);
+    offsets_.push_back(uint32_t(actions_.size()));
+  }
+  size_t size() const { return leaves_.size(); }
+  bool empty() const { return leaves_.empty(); }
+  const LeafRef& operator[](size_t j) const { return leaves_[j]; }
+  const LeafRef* begin() const { return leaves_.data(); }
+  const LeafRef* end() const { return leaves_.data() + leaves_.size(); }
+  // Row j's actions are actions()[offset(j) .. offset(j + 1)).
+  const uint16_t* actions() const { return actions_.data(); }
+  uint32_t offset(size_t j) const { return offsets_[j]; }
+
+ private:
+  std::vector<LeafRef> leaves_;
+  std::vector<uint16_t> actions_;
+  std::vector<uint32_t> offsets_{0};
 };
 
 class BatchRing {
@@ -29,44 +61,71 @@ class BatchRing {
   bool full() const { return count_ == int(batches_.size()); }
 
   // The batch to fill next (cleared); commit() it when non-empty.
-  std::vector<LeafRef>& open() {
-    std::vector<LeafRef>& b = batches_[(head_ + size_t(count_)) % batches_.size()];
+  LeafBatch& open() {
+    LeafBatch& b = batches_[(head_ + size_t(count_)) % batches_.size()];
     b.clear();
     return b;
   }
   void commit() { ++count_; }
   // The oldest outstanding batch, then pop() it once answered.
-  const std::vector<LeafRef>& oldest() const { return batches_[head_]; }
+  const LeafBatch& oldest() const { return batches_[head_]; }
   void pop() {
     head_ = (head_ + 1) % batches_.size();
     --count_;
   }
 
  private:
-  std::vector<std::vector<LeafRef>> batches_;
+  std::vector<LeafBatch> batches_;
   size_t head_ = 0;
   int count_ = 0;
 };
 
-// Empty when the network's answer to `batch` is usable, else a message: each
-// WDL row must be a finite probability triple, and the logits the search
-// will read (those of the leaf's legal moves; `legal(j, fn)` calls fn(action)
-// for row j) must not be NaN or +inf (-inf marks a masked move). Only the
-// legal entries are read, so the check costs a few dozen loads per row.
-template <class ForEachLegal>
-std::string check_answers(const std::vector<LeafRef>& batch, const float* logits,
-                          const float* wdl, ForEachLegal legal) {
-  for (size_t j = 0; j < batch.size(); ++j) {
-    const float* w = wdl + 3 * j;
-    for (int k = 0; k < 3; ++k)
-      if (!std::isfinite(w[k]) || w[k] < -1e-3f || w[k] > 1.001f)
-        return "wdl row " + std::to_string(j) + " is not a probability triple";
-    const float* l = logits + j * size_t(kNumActions);
-    bool bad = false;
-    legal(j, [&](int action) { bad |= !(l[action] <= FLT_MAX) && l[action] != -INFINITY; });
-    if (bad) return "policy logits row " + std::to_string(j) + " holds NaN or +inf for a legal move";
+// Takes the network's answer to a batch to its trees in two passes. The
+// first gathers the logits of each leaf's legal moves (the batch's actions)
+// into one contiguous buffer and checks them: each WDL row must be a finite
+// probability triple and no legal logit may be NaN or +inf (-inf marks a
+// masked move). Only when every row passes does the second pass apply them,
+// so a bad answer changes nothing. Only the legal entries of a logits row are
+// read, and each is read once.
+class AnswerBuffer {
+ public:
+  // Empty when applied, else why the answer was refused. `tree_of(slot)`
+  // gives the Tree of a batch row's slot.
+  template <class TreeOf>
+  std::string apply(const LeafBatch& batch, const float* logits, const float* wdl, TreeOf tree_of) {
+    const uint16_t* actions = batch.actions();
+    legal_.resize(batch.offset(batch.size()));
+    for (size_t j = 0; j < batch.size(); ++j) {
+      const float* w = wdl + 3 * j;
+      for (int k = 0; k < 3; ++k)
+        if (!std::isfinite(w[k]) || w[k] < -1e-3f || w[k] > 1.001f)
+          return "wdl row " + std::to_string(j) + " is not a probability triple";
+      const float* row = logits + j * size_t(kNumActions);
+      bool bad = false;
+      for (uint32_t i = batch.offset(j); i < batch.offset(j + 1); ++i) {
+        legal_[i] = row[actions[i]];
+        bad |= !(legal_[i] <= FLT_MAX) && legal_[i] != -INFINITY;
+      }
+      if (bad) return "policy logits row " + std::to_string(j) + " holds NaN or +inf for a legal move";
+    }
+    backups_.resize(batch.size());
+    for (size_t j = 0; j < batch.size(); ++j)
+      backups_[j] = tree_of(batch[j].slot).apply(batch[j].node, legal_.data() + batch.offset(j), wdl + 3 * j);
+    // Back the values up a ply at a time across all rows: each path is a
+    // chain of dependent loads, and interleaving the chains overlaps their
+    // cache misses. (With several leaves of one tree in a batch their shared
+    // ancestors may add the values in another order than row by row.)
+    for (bool more = true; more;) {
+      more = false;
+      for (size_t j = 0; j < batch.size(); ++j)
+        if (backups_[j].node != kNoNode) more |= tree_of(batch[j].slot).backup_step(backups_[j]);
+    }
+    return {};
   }
-  return {};
-}
+
+ private:
+  std::vector<float> legal_;     // legal logits of every row, back to back (batch offsets)
+  std::vector<Backup> backups_;  // row j's value on its way to the root
+};
 
 }  // namespace cz

@@ -46,11 +46,14 @@ int Searcher::active() const {
 
 int Searcher::prepare(float* planes, int capacity) {
   assert(!ring_.full());
-  std::vector<LeafRef>& batch = ring_.open();
+  LeafBatch& batch = ring_.open();
   const int num = int(slots_.size());
   for (int k = 0; k < num && int(batch.size()) < capacity; ++k) {
     const int i = (cursor_ + k) % num;
     Slot& s = slots_[i];
+    slots_[(i + 3) % num].tree.prefetch_tree();  // see Tree::prefetch_tree
+    slots_[(i + 2) % num].tree.prefetch_root();
+    slots_[(i + 1) % num].tree.prefetch_root_children();
     while (s.searching && int(batch.size()) < capacity) {
       if (s.tree.done()) {
         s.searching = false;
@@ -58,7 +61,7 @@ int Searcher::prepare(float* planes, int capacity) {
       }
       if (!s.tree.needs_leaf()) break;
       Traversal t = s.tree.traverse(planes + batch.size() * size_t(kPlaneFloats));
-      if (t.kind == Traversal::LEAF) batch.push_back({uint32_t(i), t.node});
+      if (t.kind == Traversal::LEAF) batch.add(uint32_t(i), t.node, s.tree);
       else if (t.kind == Traversal::COLLISION) break;
     }
   }
@@ -67,23 +70,17 @@ int Searcher::prepare(float* planes, int capacity) {
   return int(batch.size());
 }
 
-std::string Searcher::check_answers(const float* logits, const float* wdl) const {
-  const std::vector<LeafRef>& batch = ring_.oldest();
-  return cz::check_answers(batch, logits, wdl, [&](size_t j, auto fn) {
-    slots_[batch[j].slot].tree.for_each_action(batch[j].node, fn);
-  });
-}
-
-void Searcher::submit(const float* logits, const float* wdl) {
+std::string Searcher::submit(const float* logits, const float* wdl) {
   assert(ring_.outstanding() > 0);
-  const std::vector<LeafRef>& batch = ring_.oldest();
-  for (size_t j = 0; j < batch.size(); ++j)
-    slots_[batch[j].slot].tree.apply(batch[j].node, logits + j * kNumActions, wdl + 3 * j);
+  const LeafBatch& batch = ring_.oldest();
+  std::string error = answers_.apply(batch, logits, wdl, [&](uint32_t slot) -> Tree& { return slots_[slot].tree; });
+  if (!error.empty()) return error;
   for (const LeafRef& r : batch) {
     Slot& s = slots_[r.slot];
     if (s.searching && s.tree.done()) s.searching = false;
   }
   ring_.pop();
+  return {};
 }
 
 void Searcher::describe_oldest(std::vector<std::pair<uint32_t, std::vector<Move>>>& out) const {

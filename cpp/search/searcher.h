@@ -5,7 +5,7 @@
 //
 //   Searcher s(num_slots, options, seed);
 //   s.start(slot, game, visits);
-//   while (s.active()) { n = s.prepare(planes, cap); evaluate; s.submit(logits, wdl); }
+//   while (s.active()) { n = s.prepare(planes, cap); evaluate; error = s.submit(logits, wdl); }
 //   s.result(slot, ...);
 #pragma once
 
@@ -35,10 +35,9 @@ class Searcher {
 
   // Collects up to `capacity` leaves into planes[capacity][52*64]; returns how many.
   int prepare(float* planes, int capacity);
-  // Empty when (logits, wdl) can answer the oldest outstanding batch, else why not.
-  std::string check_answers(const float* logits, const float* wdl) const;
-  // Answers the oldest outstanding batch (rows in prepare's order).
-  void submit(const float* logits, const float* wdl);
+  // Answers the oldest outstanding batch (rows in prepare's order). Empty
+  // when applied; else why (logits, wdl) cannot answer it, and nothing changed.
+  std::string submit(const float* logits, const float* wdl);
 
   const Tree& tree(int slot) const { return slots_[slot].tree; }
   Tree& tree(int slot) { return slots_[slot].tree; }
@@ -59,6 +58,7 @@ class Searcher {
   std::vector<Slot> slots_;
   NodeArena scratch_;
   BatchRing ring_;
+  AnswerBuffer answers_;
   int cursor_ = 0;  // slot where the next prepare() starts (fairness)
 };
 

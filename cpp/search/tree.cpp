@@ -75,6 +75,25 @@ void Tree::make_noise() {
   noise_wanted_ = false;
 }
 
+namespace {
+void prefetch_lines(const void* p, size_t bytes) {
+  const char* c = static_cast<const char*>(p);
+  for (size_t off = 0; off < bytes; off += 64) __builtin_prefetch(c + off);
+}
+}  // namespace
+
+void Tree::prefetch_tree() const { prefetch_lines(this, sizeof(*this)); }
+
+void Tree::prefetch_root() const {
+  __builtin_prefetch(&nodes_[0]);
+  __builtin_prefetch(&keys_[history_len_ - 1]);  // where a traversal's keys go
+}
+
+void Tree::prefetch_root_children() const {
+  const Node& r = nodes_[0];
+  if (r.first_child != kNoNode) prefetch_lines(&nodes_[r.first_child], r.num_children * sizeof(Node));
+}
+
 bool Tree::needs_leaf() const {
   const Node& r = nodes_[0];
   return r.n + float(r.inflight) < target_ && int(r.inflight) < opt_.leaves_per_tree;
@@ -100,46 +119,49 @@ float Tree::child_q(const Node& parent, const Node& child) const {
 // the first NEW child beats all later ones and, as only it can be chosen,
 // reached children always form a prefix: the scan stops at the first NEW
 // child. At the root, noise and forced playouts reorder, so it scans all.
-uint32_t Tree::select_child(uint32_t idx) const {
+template <bool Root>
+uint32_t Tree::select(uint32_t idx) const {
   const Node& p = nodes_[idx];
-  const bool at_root = idx == 0;
   const float parent_n = p.n + float(p.inflight);
   const float cu = opt_.c_puct * std::sqrt(std::max(1.0f, parent_n));
   const float fpu = p.value() - opt_.fpu_reduction;
   const float gamma = opt_.discount, vl = opt_.virtual_loss;
-  const float* noise = at_root && noise_active_ ? noise_.data() : nullptr;
+  const float* noise = Root && noise_active_ ? noise_.data() : nullptr;
   const float eps = opt_.dirichlet_epsilon;
-  const float forced_scale = at_root ? opt_.forced_playout_k * p.n : 0.0f;  // forced: nc^2 < k P N
+  const float forced_scale = Root ? opt_.forced_playout_k * p.n : 0.0f;  // forced: nc^2 < k P N
   uint32_t best = kNoNode, best_forced = kNoNode;
   float best_score = -1e30f, best_forced_score = -1e30f;
   const Node* kids = &nodes_[p.first_child];
   for (int i = 0; i < p.num_children; ++i) {
     const Node& c = kids[i];
     if (c.state == NodeState::PENDING) continue;  // already waiting for the network
-    const float prior = noise ? (1.0f - eps) * c.prior + eps * noise[i] : c.prior;
+    const float prior = Root && noise ? (1.0f - eps) * c.prior + eps * noise[i] : c.prior;
     const float nc = c.n + float(c.inflight);
     const float q = nc > 0 ? (-gamma * c.w - vl * float(c.inflight)) / nc : fpu;
     const float score = q + cu * prior / (1.0f + nc);
     if (score > best_score) best_score = score, best = p.first_child + i;
-    if (forced_scale > 0 && prior > 0 && nc * nc < forced_scale * prior && score > best_forced_score)
-      best_forced_score = score, best_forced = p.first_child + i;
-    if (!at_root && c.state == NodeState::NEW) break;
+    if constexpr (Root) {
+      if (forced_scale > 0 && prior > 0 && nc * nc < forced_scale * prior && score > best_forced_score)
+        best_forced_score = score, best_forced = p.first_child + i;
+    } else if (c.state == NodeState::NEW) {
+      break;
+    }
   }
   return best_forced != kNoNode ? best_forced : best;
 }
 
-void Tree::expand_children(uint32_t idx, const Position& pos) {
-  MoveList list;
-  pos.legal_moves(list);
+void Tree::expand_children(uint32_t idx, const Position& pos, const MoveList& list) {
+  int actions[MoveList::kCapacity];
+  actions_of(pos, list.moves, list.size, actions);
   const uint32_t first = nodes_.alloc(list.size);  // may move nodes: index only
   Node& x = nodes_[idx];
   x.first_child = first;
   x.num_children = uint8_t(list.size);
+  Node* kids = &nodes_[first];
   for (int i = 0; i < list.size; ++i) {
-    Node& c = nodes_[first + i];
-    c.parent = idx;
-    c.move = list.moves[i].data;
-    c.action = uint16_t(action_of(pos, list.moves[i]));
+    kids[i].parent = idx;
+    kids[i].move = list.moves[i].data;
+    kids[i].action = uint16_t(actions[i]);
   }
 }
 
@@ -180,14 +202,16 @@ Traversal Tree::traverse(float* planes) {
     Node& x = nodes_[idx];
     if (x.state == NodeState::NEW) {
       const int reps = path_repetitions(pos.halfmove_clock());
-      const GameStatus st = evaluate_status(pos, reps);
+      MoveList list;  // generated once: the status and the children both need it
+      pos.legal_moves(list);
+      const GameStatus st = evaluate_status(pos, reps, list.size);
       if (st.is_over()) {
         x.state = NodeState::TERMINAL;
         x.raw = terminal_value(st);
         backup(idx, x.raw);
         return {Traversal::TERMINAL, idx};
       }
-      expand_children(idx, pos);
+      expand_children(idx, pos, list);
       nodes_[idx].state = NodeState::PENDING;
       encode(pos, reps, planes);
       return {Traversal::LEAF, idx};
@@ -201,14 +225,17 @@ Traversal Tree::traverse(float* planes) {
       ++collisions_;
       return {Traversal::COLLISION, kNoNode};
     }
-    const uint32_t c = select_child(idx);
+    const uint32_t c = idx == 0 ? select<true>(idx) : select<false>(idx);
     if (c == kNoNode) {
       undo(idx);
       ++collisions_;
       return {Traversal::COLLISION, kNoNode};
     }
-    nodes_[c].inflight++;
-    const Move m(nodes_[c].move);
+    Node& next = nodes_[c];
+    next.inflight++;
+    if (next.first_child != kNoNode)  // the next scan's first lines load while the move is played
+      prefetch_lines(&nodes_[next.first_child], 128);
+    const Move m(next.move);
     pos.play(m);
     keys_.push_back(pos.key());
     path_.push_back(m);
@@ -216,47 +243,67 @@ Traversal Tree::traverse(float* planes) {
   }
 }
 
-void Tree::apply(uint32_t leaf, const float* logits, const float* wdl) {
+void Tree::append_actions(uint32_t leaf, std::vector<uint16_t>& out) const {
+  const Node& x = nodes_[leaf];
+  assert(x.state == NodeState::PENDING);
+  const Node* kids = &nodes_[x.first_child];
+  for (int i = 0; i < x.num_children; ++i) out.push_back(kids[i].action);
+}
+
+Backup Tree::apply(uint32_t leaf, const float* legal, const float* wdl) {
   Node& x = nodes_[leaf];
   assert(x.state == NodeState::PENDING);
   Node* kids = &nodes_[x.first_child];
   const int k = x.num_children;
+  float prior[MoveList::kCapacity];
   float mx = -INFINITY;
-  for (int i = 0; i < k; ++i) mx = std::max(mx, logits[kids[i].action]);
+  for (int i = 0; i < k; ++i) mx = std::max(mx, legal[i]);
   float sum = 0;
   for (int i = 0; i < k; ++i) {
-    kids[i].prior = std::exp(logits[kids[i].action] - mx);
-    sum += kids[i].prior;
+    prior[i] = std::exp(legal[i] - mx);
+    sum += prior[i];
   }
   if (std::isfinite(mx) && sum > 0) {
     const float inv = 1.0f / sum;
-    for (int i = 0; i < k; ++i) kids[i].prior *= inv;
+    for (int i = 0; i < k; ++i) prior[i] *= inv;
   } else {  // every legal logit is -inf: no preference
-    for (int i = 0; i < k; ++i) kids[i].prior = 1.0f / float(k);
+    for (int i = 0; i < k; ++i) prior[i] = 1.0f / float(k);
   }
-  // Most likely first (stable: ties keep legal-move order; insertion sort
-  // allocates nothing). The children are NEW and childless: free to permute.
-  for (int i = 1; i < k; ++i) {
-    const Node moving = kids[i];
-    int j = i;
-    for (; j > 0 && kids[j - 1].prior < moving.prior; --j) kids[j] = kids[j - 1];
-    kids[j] = moving;
+  // Most likely first (stable: ties keep legal-move order). The children are
+  // NEW and differ only in (prior, move, action), so sorting an index by
+  // prior and writing those three back in that order permutes them.
+  uint8_t order[MoveList::kCapacity];
+  bool sorted = true;
+  for (int i = 0; i < k; ++i) {
+    order[i] = uint8_t(i);
+    sorted &= i == 0 || prior[i - 1] >= prior[i];
+  }
+  if (sorted) {
+    for (int i = 0; i < k; ++i) kids[i].prior = prior[i];
+  } else {
+    for (int i = 1; i < k; ++i) {
+      const uint8_t moving = order[i];
+      int j = i;
+      for (; j > 0 && prior[order[j - 1]] < prior[moving]; --j) order[j] = order[j - 1];
+      order[j] = moving;
+    }
+    uint16_t move[MoveList::kCapacity], action[MoveList::kCapacity];
+    for (int i = 0; i < k; ++i) move[i] = kids[i].move, action[i] = kids[i].action;
+    for (int i = 0; i < k; ++i) {
+      kids[i].prior = prior[order[i]];
+      kids[i].move = move[order[i]];
+      kids[i].action = action[order[i]];
+    }
   }
   x.raw = std::clamp(wdl[0] - wdl[2], -1.0f, 1.0f);
   x.state = NodeState::EXPANDED;
   if (leaf == 0 && noise_wanted_) make_noise();
-  backup(leaf, x.raw);
+  return {leaf, x.raw};
 }
 
 void Tree::backup(uint32_t idx, float value) {
-  for (;;) {
-    Node& x = nodes_[idx];
-    x.n += 1.0f;
-    x.w += value;
-    x.inflight--;
-    if (x.parent == kNoNode) return;
-    idx = x.parent;
-    value = -opt_.discount * value;
+  Backup b{idx, value};
+  while (backup_step(b)) {
   }
 }
 

@@ -3,7 +3,9 @@
 // The owner drives it in three steps, never calling the network itself:
 //   begin_search(visits)            set the root-visit target (and root noise)
 //   traverse(planes) -> LEAF        a leaf to evaluate; its planes are written
-//   apply(leaf, logits, wdl)        the network answer: expand and back up
+//   append_actions(leaf, actions)   the actions whose logits apply() needs
+//   apply(leaf, legal, wdl)         the network answer: expand, then back up
+//                                   with backup_step()
 // until done(). Several traversals may wait at once (virtual loss); a
 // traversal never goes to a leaf already waiting for the network. Terminal
 // positions (mate, stalemate, insufficient material, fifty moves, threefold
@@ -28,6 +30,12 @@ struct Traversal {
   enum Kind : int { LEAF = 0, TERMINAL = 1, COLLISION = 2 };
   Kind kind;
   uint32_t node;  // the leaf waiting for the network (LEAF only)
+};
+
+// A value on its way from a node up to the root (see Tree::backup_step).
+struct Backup {
+  uint32_t node;  // the next node to update, kNoNode once the root is done
+  float value;    // from that node's side to move
 };
 
 // Root statistics of one child after a search.
@@ -77,13 +85,25 @@ class Tree {
 
   // One traversal. LEAF writes the leaf's 52x64 planes to `planes`.
   Traversal traverse(float* planes);
-  // Network answer for a LEAF: logits over the 1,880 actions, WDL probabilities.
-  void apply(uint32_t leaf, const float* logits, const float* wdl);
-  // Calls fn(action) for each legal move of a LEAF (the logits apply() reads).
-  template <class Fn>
-  void for_each_action(uint32_t leaf, Fn fn) const {
-    const Node& x = nodes_[leaf];
-    for (int i = 0; i < x.num_children; ++i) fn(int(nodes_[x.first_child + i].action));
+  // Appends the actions of a LEAF's legal moves (child order): the entries
+  // of a network row over the 1,880 actions that apply() needs.
+  void append_actions(uint32_t leaf, std::vector<uint16_t>& out) const;
+  // Network answer for a LEAF: the logits of its legal moves (in
+  // append_actions() order) and WDL probabilities. Expands the leaf and
+  // returns its value, still to be backed up: call backup_step() until it
+  // returns false. (An owner answering many leaves steps all their backups a
+  // ply at a time, so the cache misses of independent paths overlap.)
+  Backup apply(uint32_t leaf, const float* legal_logits, const float* wdl);
+  // Adds `b` to its node's statistics and moves it to the parent (the value
+  // discounted and negated); false once the root was updated.
+  bool backup_step(Backup& b) {
+    Node& x = nodes_[b.node];
+    x.n += 1.0f;
+    x.w += b.value;
+    x.inflight--;
+    b.node = x.parent;
+    b.value = -opt_.discount * b.value;
+    return b.node != kNoNode;
   }
 
   const Position& root_position() const { return root_pos_; }
@@ -91,6 +111,14 @@ class Tree {
   bool root_expanded() const { return nodes_[0].state == NodeState::EXPANDED; }
   size_t node_count() const { return nodes_.size(); }
   uint64_t collisions() const { return collisions_; }
+
+  // Cache hints for an owner that starts traversals in many trees in turn,
+  // each stage a tree ahead of the next so none waits for memory:
+  // prefetch_tree() (this object), prefetch_root() (reads this object),
+  // prefetch_root_children() (reads the root).
+  void prefetch_tree() const;
+  void prefetch_root() const;
+  void prefetch_root_children() const;
 
   // Children of the root with raw and pruned visits (fills `out`).
   RootSummary summarize(std::vector<RootChild>& out) const;
@@ -104,8 +132,9 @@ class Tree {
  private:
   float root_prior(int i) const;
   float child_q(const Node& parent, const Node& child) const;
-  uint32_t select_child(uint32_t node) const;
-  void expand_children(uint32_t node, const Position& pos);
+  template <bool Root>
+  uint32_t select(uint32_t node) const;  // the child to descend to, kNoNode if none
+  void expand_children(uint32_t node, const Position& pos, const MoveList& moves);
   void backup(uint32_t node, float value);
   void undo(uint32_t node);
   int path_repetitions(int halfmove_clock) const;

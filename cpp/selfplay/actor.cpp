@@ -24,12 +24,15 @@ int Actor::active_games() const {
 
 int Actor::prepare(float* planes, int capacity) {
   assert(!ring_.full());
-  std::vector<LeafRef>& batch = ring_.open();
+  LeafBatch& batch = ring_.open();
   const int num = int(slots_.size());
   int next_cursor = (cursor_ + 1) % num;
   for (int k = 0; k < num; ++k) {
     const int i = (cursor_ + k) % num;
     Slot& s = slots_[i];
+    slots_[(i + 3) % num].tree.prefetch_tree();  // see Tree::prefetch_tree
+    slots_[(i + 2) % num].tree.prefetch_root();
+    slots_[(i + 1) % num].tree.prefetch_root_children();
     for (;;) {
       if (int(batch.size()) >= capacity) break;
       if (!s.active) {
@@ -44,7 +47,7 @@ int Actor::prepare(float* planes, int capacity) {
       if (!s.tree.needs_leaf()) break;
       const Traversal t = s.tree.traverse(planes + batch.size() * size_t(kPlaneFloats));
       if (t.kind == Traversal::LEAF) {
-        batch.push_back({uint32_t(i), t.node});
+        batch.add(uint32_t(i), t.node, s.tree);
       } else if (t.kind == Traversal::TERMINAL) {
         ++counters_.terminal_hits;
       } else {
@@ -62,21 +65,12 @@ int Actor::prepare(float* planes, int capacity) {
   return int(batch.size());
 }
 
-std::string Actor::check_answers(const float* logits, const float* wdl) const {
-  const std::vector<LeafRef>& batch = ring_.oldest();
-  return cz::check_answers(batch, logits, wdl, [&](size_t j, auto fn) {
-    slots_[batch[j].slot].tree.for_each_action(batch[j].node, fn);
-  });
-}
-
-void Actor::submit(const float* logits, const float* wdl) {
+std::string Actor::submit(const float* logits, const float* wdl) {
   assert(ring_.outstanding() > 0);
-  const std::vector<LeafRef>& batch = ring_.oldest();
-  for (size_t j = 0; j < batch.size(); ++j) {
-    Slot& s = slots_[batch[j].slot];
-    s.tree.apply(batch[j].node, logits + j * kNumActions, wdl + 3 * j);
-    ++s.log.evaluations;
-  }
+  const LeafBatch& batch = ring_.oldest();
+  std::string error = answers_.apply(batch, logits, wdl, [&](uint32_t slot) -> Tree& { return slots_[slot].tree; });
+  if (!error.empty()) return error;
+  for (const LeafRef& r : batch) ++slots_[r.slot].log.evaluations;
   counters_.evaluations += int64_t(batch.size());
   ++counters_.batches;
   for (const LeafRef& r : batch) {
@@ -84,6 +78,7 @@ void Actor::submit(const float* logits, const float* wdl) {
     while (s.active && s.tree.done()) finish_search(s);
   }
   ring_.pop();
+  return {};
 }
 
 void Actor::begin_search(Slot& s) {

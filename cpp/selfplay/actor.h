@@ -3,7 +3,7 @@
 //
 //   Actor a(options);
 //   a.set_limits({visits, ply_cap, resign_threshold});
-//   loop: n = a.prepare(planes, cap); (network) a.submit(logits, wdl);
+//   loop: n = a.prepare(planes, cap); (network) error = a.submit(logits, wdl);
 //         a.take_finished(out);
 //   a.set_accepting(false); flush outstanding batches; a.drain(out)  // unfinished games
 //
@@ -81,10 +81,9 @@ class Actor {
 
   // Collects up to `capacity` leaves from all trees into planes[capacity][52*64].
   int prepare(float* planes, int capacity);
-  // Empty when (logits, wdl) can answer the oldest outstanding batch, else why not.
-  std::string check_answers(const float* logits, const float* wdl) const;
-  // Answers the oldest outstanding batch.
-  void submit(const float* logits, const float* wdl);
+  // Answers the oldest outstanding batch. Empty when applied; else why
+  // (logits, wdl) cannot answer it, and nothing changed.
+  std::string submit(const float* logits, const float* wdl);
   // Moves finished games into `out` (appended).
   void take_finished(std::vector<GameLog>& out);
   // Hands back every unfinished game (Ending::NONE) and empties its slot,
@@ -126,6 +125,7 @@ class Actor {
   std::vector<int> order_;          // scratch
   NodeArena scratch_;
   BatchRing ring_;
+  AnswerBuffer answers_;
   Rng rng_;                         // actor-level choices (openings, flags, start types)
   int cursor_ = 0;
   int64_t next_id_ = 0;
