@@ -29,6 +29,7 @@ SELFPLAY_POSITIONS = "selfplay/positions"
 SELFPLAY_GAMES_TOTAL = "selfplay/games_total"
 SELFPLAY_POSITIONS_TOTAL = "selfplay/positions_total"
 NON_DECISIVE = "selfplay/non_decisive_rate"
+MATERIAL_ASSIST = "selfplay/material_assist"
 TERMINATIONS = (
     "checkmate",
     "stalemate",

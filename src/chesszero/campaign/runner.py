@@ -144,7 +144,8 @@ def finish_selfplay(campaign: Campaign, started: float) -> dict[str, float]:
     metrics = {M.SELFPLAY_GAMES: agg["games"], M.SELFPLAY_POSITIONS: agg["positions"],
                M.SELFPLAY_SEARCHES_S: aggregate(summaries)["searches_per_s"] if summaries else agg["searches_per_s"],
                M.NON_DECISIVE: agg["non_decisive_rate"], M.SELFPLAY_GAMES_TOTAL: state.counters.games,
-               M.SELFPLAY_POSITIONS_TOTAL: state.counters.positions}
+               M.SELFPLAY_POSITIONS_TOTAL: state.counters.positions,
+               M.MATERIAL_ASSIST: campaign.cfg.selfplay.material_assist.at(state.generation)}
     for name in M.TERMINATIONS:
         metrics[M.termination_key(name)] = agg.get(f"term_{name}", 0.0)
     _finish(campaign, state, started, metrics)

@@ -148,6 +148,7 @@ def run_actor_job(job: ActorJob, *, stop: threading.Event | None = None,
     """
     from chesszero.publish import load_artifact
     from chesszero.publish.runtime import OrtRuntime
+    from chesszero.search.assist import with_material_assist
     from chesszero.selfplay.actor import SelfPlayActor
 
     campaign = Campaign.open(Path(job.root), job.campaign, preset=job.preset)
@@ -158,7 +159,9 @@ def run_actor_job(job: ActorJob, *, stop: threading.Event | None = None,
             + (7 if job.label == "overlap" else 0)) % 2**31
     actor = SelfPlayActor(actor_settings(cfg, actor=job.actor, seed=seed,
                                          archive_path=actor_dir / "archive.sqlite"))
-    session = OrtRuntime(threads=threads).build(load_artifact(job.artifact))
+    session = with_material_assist(OrtRuntime(threads=threads).build(load_artifact(job.artifact)),
+                                   cfg.selfplay.material_assist.at(job.generation),
+                                   scale=cfg.selfplay.material_scale)
     pending_path = actor_dir / "pending.json"
     resume = _load_pending(pending_path)
     visits = cfg.search.visit_cap.at(job.generation)

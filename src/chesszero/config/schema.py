@@ -122,6 +122,10 @@ class SelfplayConfig(_Section):
     temperature: LinearSchedule[NonNegFloat] = Field(description="Move-sampling temperature by ply.")
     greedy_after_ply: int = Field(ge=0, description="Play the most-visited move from this ply on.")
     ply_cap: StepSchedule[PositiveInt] = Field(description="Game length cap by generation.")
+    material_assist: LinearSchedule[Fraction] = Field(
+        description="Weight of a material evaluation blended into self-play leaf values, by generation "
+        "(0: pure AlphaZero; reference 004's lever against the draw cycle).")
+    material_scale: float = Field(gt=0.0, description="Pawns per unit of tanh in the material evaluation.")
     random_opening_min_plies: int = Field(ge=0, le=40, description="Fewest random opening plies.")
     random_opening_max_plies: int = Field(ge=0, le=40, description="Most random opening plies.")
     restart_fraction: Fraction = Field(description="Share of games started from the restart archive.")
