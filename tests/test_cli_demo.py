@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import subprocess
 import sys
 
@@ -12,7 +13,7 @@ from chesszero.demo import run_demo
 
 
 def test_demo_plays_games_to_an_end() -> None:
-    stats = run_demo(games=5, seed=1, console=Console(file=open("/dev/null", "w")))
+    stats = run_demo(games=5, seed=1, console=Console(file=io.StringIO()))
     assert sum(stats["terminations"].values()) == 5
     assert stats["mean_plies"] > 0
 

@@ -216,7 +216,7 @@ def test_packed_rows_and_batches() -> None:
     games = [game_of(random_board(s, plies=60)) for s in range(32)]
     planes = core.encode_batch(games)
     assert planes.shape == (32, 52, 8, 8)
-    for g, p in zip(games, planes):
+    for g, p in zip(games, planes, strict=True):
         np.testing.assert_array_equal(g.encode(), p)
     packed = core.encode_packed_batch(games)
     assert packed.shape == (32, 332) and packed.dtype == np.uint8

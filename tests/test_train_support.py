@@ -1,7 +1,7 @@
 """Shared helpers for the model and training tests (no chess logic of the package).
 
-``reference_action_triples`` is an independent re-derivation of the SPEC 3
-action enumeration, used only to cross-check the native core and, until the
+``reference_action_triples`` is the independent SPEC 3 enumeration of
+``encoding_reference``, used to cross-check the native core and, until the
 core is built, to give test networks a table.  ``test_table`` prefers the core.
 """
 
@@ -11,34 +11,9 @@ import importlib
 from collections.abc import Iterator
 
 import pytest
+from encoding_reference import action_table as reference_action_triples
 
 from chesszero.model import ActionTable, core_action_table
-
-RAYS = ((1, 0), (1, 1), (0, 1), (-1, 1), (-1, 0), (-1, -1), (0, -1), (1, -1))
-KNIGHT_STEPS = ((2, 1), (1, 2), (-1, 2), (-2, 1), (-2, -1), (-1, -2), (1, -2), (2, -1))
-
-
-def reference_action_triples() -> list[tuple[int, int, str | None]]:
-    """SPEC 3 enumeration, written from the text of the contract."""
-    out: list[tuple[int, int, str | None]] = []
-    for frm in range(64):
-        row, col = divmod(frm, 8)
-        for dr, dc in RAYS:
-            for dist in range(1, 8):
-                r, c = row + dr * dist, col + dc * dist
-                if 0 <= r < 8 and 0 <= c < 8:
-                    out.append((frm, r * 8 + c, None))
-        for dr, dc in KNIGHT_STEPS:
-            r, c = row + dr, col + dc
-            if 0 <= r < 8 and 0 <= c < 8:
-                out.append((frm, r * 8 + c, None))
-        if row == 6:
-            for dc in (-1, 0, 1):
-                c = col + dc
-                if 0 <= c < 8:
-                    for piece in ("q", "r", "b", "n"):
-                        out.append((frm, 7 * 8 + c, piece))
-    return out
 
 
 def core_available() -> bool:

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import enum
 import json
-import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
+
+from chesszero.fsio import write_json_atomic
 
 
 class Phase(str, enum.Enum):
@@ -87,22 +88,6 @@ class CampaignState:
             self.phase = Phase.SELFPLAY
         else:
             self.phase = nxt
-
-
-def write_json_atomic(path: Path, payload: dict[str, Any]) -> None:
-    """Writes JSON so that readers see the old or the new file, never a torn one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    with open(tmp, "w") as fh:
-        json.dump(payload, fh, indent=2, sort_keys=True)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
-    dir_fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
 
 
 class StateStore:

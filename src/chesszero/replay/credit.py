@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from chesszero.fsio import write_json_atomic
+
 __all__ = ["CreditLedger", "InsufficientCreditError"]
 
 _VERSION = 1
@@ -125,13 +127,7 @@ class CreditLedger:
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write JSON atomically (temp file, fsync, rename)."""
-        path = Path(path)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        with open(tmp, "w", encoding="utf-8") as fh:
-            json.dump(self.to_dict(), fh, indent=2)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
+        write_json_atomic(path, self.to_dict(), sort_keys=False)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> CreditLedger:

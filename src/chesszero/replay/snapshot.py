@@ -42,6 +42,7 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
+from chesszero.fsio import fsync_dir
 from chesszero.replay.header import ReplayFormatError, StoreHeader
 from chesszero.replay.layout import LAYOUT_HASH, LAYOUT_VERSION, ROW_DTYPE, ROW_SIZE
 from chesszero.replay.store import ReplayStore
@@ -160,21 +161,13 @@ def write_snapshot(store: ReplayStore, out_dir: str | os.PathLike[str]) -> Snaps
             fh.write(meta)
             fh.flush()
             os.fsync(fh.fileno())
-        _fsync_dir(tmp)
+        fsync_dir(tmp)
         os.rename(tmp, out)  # fails if out appeared meanwhile (non-empty folder)
-        _fsync_dir(out.parent)
+        fsync_dir(out.parent)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return info
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 # ---------------------------------------------------------------------------- reading
@@ -291,7 +284,7 @@ def restore_store(snapshot_dir: str | os.PathLike[str], store_path: str | os.Pat
         if path.exists():
             raise FileExistsError(f"{path}: replay store appeared during the restore")
         os.replace(tmp, path)
-        _fsync_dir(path.parent)
+        fsync_dir(path.parent)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise

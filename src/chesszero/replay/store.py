@@ -48,6 +48,7 @@ from pathlib import Path
 
 import numpy as np
 
+from chesszero.fsio import fsync_dir
 from chesszero.replay.header import (
     HEADER_BYTES,
     PAGE,
@@ -135,11 +136,7 @@ class ReplayStore:
             raise
         os.close(fd)
         os.replace(tmp, path)
-        dir_fd = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
+        fsync_dir(path.parent)
         return cls.open(path)
 
     @classmethod

@@ -10,13 +10,13 @@ leaves either the old or the new checkpoint, never a torn one.
 
 from __future__ import annotations
 
-import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import torch
 
+from chesszero.fsio import atomic_write
 from chesszero.model.actions import ActionTable
 from chesszero.model.network import ChessNet
 
@@ -72,23 +72,7 @@ def restore_rng(state: dict[str, Any]) -> None:
 
 def save_checkpoint(path: str | Path, checkpoint: Checkpoint) -> Path:
     """Atomically write ``checkpoint`` to ``path`` (temp file, fsync, ``os.replace``)."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}")
-    try:
-        with open(tmp, "wb") as fh:
-            torch.save(asdict(checkpoint), fh)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-    finally:
-        tmp.unlink(missing_ok=True)
-    dir_fd = os.open(target.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
-    return target
+    return atomic_write(path, lambda fh: torch.save(asdict(checkpoint), fh))
 
 
 def load_checkpoint(path: str | Path, *, map_location: str | torch.device = "cpu") -> Checkpoint:

@@ -36,6 +36,7 @@ from typing import Any
 import torch.distributed as dist
 
 from chesszero.config import Config, load_config, parse_overrides
+from chesszero.fsio import write_json_atomic
 from chesszero.replay import CreditLedger, ReplayStore, SamplerOptions, StoreHeader, StoreSampler
 from chesszero.train.checkpoint import load_checkpoint
 from chesszero.train.distributed import DistContext, init_distributed, shutdown_distributed
@@ -149,9 +150,7 @@ def run_quantum_job(
     extra.update(job.extra, source=source.state_dict(), ledger=ledger.to_dict())
     trainer.save(job.checkpoint, extra=extra)
     if ctx.is_main and job.stats_out is not None:
-        tmp = job.stats_out.with_name(f".{job.stats_out.name}.tmp-{os.getpid()}")
-        tmp.write_text(json.dumps(stats.as_dict(prefix=""), indent=2))
-        os.replace(tmp, job.stats_out)
+        write_json_atomic(job.stats_out, stats.as_dict(prefix=""), sort_keys=False)
     return stats
 
 

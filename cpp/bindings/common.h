@@ -1,0 +1,136 @@
+// Shared helpers of the pybind11 bindings: error types that become Python
+// exceptions, argument and buffer checks, keyword-constructed option structs.
+// One registration function per layer (core, search, selfplay) uses them;
+// module.cpp is the single module that calls those functions.
+#pragma once
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <algorithm>
+#include <cstring>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "core/encoding.h"
+#include "core/game.h"
+
+namespace czb {
+
+namespace py = pybind11;
+using namespace cz;
+
+// C++ errors registered as chesszero.core.ChessError (a ValueError) and its subclasses.
+struct ChessErrorCpp : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+struct InvalidFenCpp : ChessErrorCpp {
+  using ChessErrorCpp::ChessErrorCpp;
+};
+struct IllegalMoveCpp : ChessErrorCpp {
+  using ChessErrorCpp::ChessErrorCpp;
+};
+struct InvalidActionCpp : ChessErrorCpp {
+  using ChessErrorCpp::ChessErrorCpp;
+};
+
+// Quotes user input for error messages: non-printable bytes become \xNN.
+std::string quote(const std::string& text);
+Game game_from_fen(const std::optional<std::string>& fen);
+Move parse_move(const Game& g, const std::string& uci);
+Move checked_action(const Game& g, int action);
+std::vector<const Game*> game_pointers(const py::sequence& games);
+py::array_t<float> planes_array(py::ssize_t n);
+std::vector<std::string> uci_moves(Position pos, const std::vector<Move>& moves);
+
+// ValueError "<what>: <error>" unless error is empty.
+void require(const std::string& error, const char* what);
+
+// The caller's planes buffer: float32, C-contiguous, writeable, (B, 52, 8, 8), B >= 1.
+float* planes_buffer(py::array& out, int& capacity, const char* what);
+
+using FloatRows = py::array_t<float, py::array::c_style | py::array::forcecast>;
+
+// Network outputs for a batch of n rows: logits (n, 1880) and WDL (n, 3), shapes only.
+std::pair<FloatRows, FloatRows> network_rows(const py::handle& logits, const py::handle& wdl, size_t n,
+                                             const char* what);
+
+// Validates a caller-provided output buffer: dtype, C-contiguity, shape.
+template <typename T>
+T* checked_out(py::array& out, const std::vector<py::ssize_t>& shape, const char* what) {
+  if (!py::isinstance<py::array_t<T>>(out) || !(out.flags() & py::array::c_style) ||
+      !out.writeable())
+    throw py::value_error(std::string(what) + ": out must be a writeable C-contiguous " +
+                          py::str(py::dtype::of<T>()).cast<std::string>() + " array");
+  if (out.ndim() != py::ssize_t(shape.size()))
+    throw py::value_error(std::string(what) + ": out has the wrong number of dimensions");
+  for (size_t i = 0; i < shape.size(); ++i)
+    if (out.shape(i) != shape[i]) throw py::value_error(std::string(what) + ": out has the wrong shape");
+  return static_cast<T*>(out.mutable_data());
+}
+
+template <class T>
+py::array_t<T> to_numpy(const std::vector<T>& v) {
+  py::array_t<T> out(py::ssize_t(v.size()));
+  if (!v.empty()) std::memcpy(out.mutable_data(), v.data(), v.size() * sizeof(T));
+  return out;
+}
+
+// Field names of an options struct, for keyword construction and repr.
+template <class T>
+std::unordered_set<std::string>& field_names() {
+  static std::unordered_set<std::string> names;
+  return names;
+}
+
+// Registers readwrite fields and remembers their names for keyword construction.
+template <class T>
+struct FieldBinder {
+  py::class_<T>& cls;
+  template <class M>
+  FieldBinder& field(const char* name, M T::*member, const char* doc) {
+    cls.def_readwrite(name, member, doc);
+    field_names<T>().insert(name);
+    return *this;
+  }
+};
+
+// A T with defaults, then every keyword applied as a field (unknown keys are errors).
+template <class T>
+T from_kwargs(const py::kwargs& kw, const char* what) {
+  py::object obj = py::cast(T{});
+  for (auto item : kw) {
+    std::string key = py::str(item.first);
+    if (!field_names<T>().count(key))
+      throw py::value_error(std::string(what) + ": unknown option '" + key + "'");
+    obj.attr(key.c_str()) = item.second;
+  }
+  return obj.cast<T>();
+}
+
+template <class T>
+py::object fields_repr(const py::object& self, const char* name) {
+  std::vector<std::string> keys(field_names<T>().begin(), field_names<T>().end());
+  std::sort(keys.begin(), keys.end());
+  std::string out = std::string(name) + "(";
+  for (size_t i = 0; i < keys.size(); ++i) {
+    py::object value = self.attr(keys[i].c_str());
+    std::string text = py::isinstance<py::float_>(value)  // float32 fields: 6 significant digits
+                           ? py::str("{:.6g}").attr("format")(value).cast<std::string>()
+                           : py::repr(value).cast<std::string>();
+    out += (i ? ", " : "") + keys[i] + "=" + text;
+  }
+  return py::str(out + ")");
+}
+
+// Registration functions, one per layer, called in this order by module.cpp.
+void bind_core(py::module_& m);
+void bind_search(py::module_& m);
+void bind_selfplay(py::module_& m);
+
+}  // namespace czb

@@ -1,0 +1,193 @@
+// Self-play bindings: ActorOptions, GameLog and the multi-game Actor.
+// prepare / submit release the GIL; a per-object mutex keeps two Python
+// threads from driving the same actor at once.
+#include <cmath>
+#include <mutex>
+
+#include "bindings/common.h"
+#include "selfplay/actor.h"
+
+namespace czb {
+namespace {
+
+struct PyActor {
+  Actor a;
+  std::mutex mu;
+  std::vector<size_t> sizes;  // rows of each outstanding batch, oldest first
+};
+
+StartSpec start_spec(const Game& game, int prefix_len, const std::string& id, bool restart,
+                     std::optional<bool> continuation) {
+  if (prefix_len < 0 || prefix_len > game.ply())
+    throw py::value_error("prefix_len " + std::to_string(prefix_len) + " is outside 0.." +
+                          std::to_string(game.ply()));
+  if (game.status().is_over())
+    throw py::value_error("cannot start a game that is over: '" + game.position().fen() + "'");
+  StartSpec spec;
+  spec.id = id;
+  spec.game = game;
+  spec.prefix_len = prefix_len;
+  spec.restart = restart;
+  spec.continuation = continuation ? int(*continuation) : -1;
+  return spec;
+}
+
+}  // namespace
+
+void bind_selfplay(py::module_& m) {
+  py::class_<ActorOptions> ao(m, "ActorOptions", "Options of a self-play actor (fixed for its life).");
+  FieldBinder<ActorOptions>{ao}
+      .field("num_games", &ActorOptions::num_games, "games advanced concurrently")
+      .field("max_outstanding", &ActorOptions::max_outstanding, "batches waiting for the network at once")
+      .field("seed", &ActorOptions::seed, "seed of every random choice")
+      .field("search", &ActorOptions::search, "SearchOptions of every tree")
+      .field("choice", &ActorOptions::choice, "MoveChoiceOptions (temperature schedule)")
+      .field("random_opening_min_plies", &ActorOptions::random_opening_min_plies, "fewest random plies")
+      .field("random_opening_max_plies", &ActorOptions::random_opening_max_plies, "most random plies")
+      .field("restart_fraction", &ActorOptions::restart_fraction, "share of starts from the restart queue")
+      .field("continuation_fraction", &ActorOptions::continuation_fraction, "share of never-resigning games")
+      .field("policy_entries", &ActorOptions::policy_entries, "policy-target entries kept per position")
+      .field("id_prefix", &ActorOptions::id_prefix, "prefix of the ids of games the actor starts");
+  ao.def(py::init([](const py::kwargs& kw) { return from_kwargs<ActorOptions>(kw, "ActorOptions"); }))
+      .def("validate", [](const ActorOptions& o) { require(o.validate(), "ActorOptions"); })
+      .def("__repr__", [](const py::object& self) { return fields_repr<ActorOptions>(self, "ActorOptions"); });
+
+  py::class_<GameLog>(m, "GameLog", "A self-play game as the actor recorded it (see selfplay.records).")
+      .def_readonly("id", &GameLog::id)
+      .def_readonly("start_fen", &GameLog::start_fen)
+      .def_readonly("prefix", &GameLog::prefix)
+      .def_readonly("moves", &GameLog::moves)
+      .def_readonly("restart", &GameLog::restart)
+      .def_readonly("continuation", &GameLog::continuation)
+      .def_property_readonly("ply", [](const GameLog& g) { return to_numpy(g.ply); })
+      .def_property_readonly("policy_offsets", [](const GameLog& g) { return to_numpy(g.policy_offsets); })
+      .def_property_readonly("policy_ids", [](const GameLog& g) { return to_numpy(g.policy_ids); })
+      .def_property_readonly("policy_counts", [](const GameLog& g) { return to_numpy(g.policy_counts); })
+      .def_property_readonly("policy_prior", [](const GameLog& g) { return to_numpy(g.policy_prior); })
+      .def_property_readonly("policy_discarded", [](const GameLog& g) { return to_numpy(g.policy_discarded); })
+      .def_property_readonly("root_value", [](const GameLog& g) { return to_numpy(g.root_value); })
+      .def_property_readonly("raw_value", [](const GameLog& g) { return to_numpy(g.raw_value); })
+      .def_property_readonly("surprise", [](const GameLog& g) { return to_numpy(g.surprise); })
+      .def_property_readonly("best_q", [](const GameLog& g) { return to_numpy(g.best_q); })
+      .def_property_readonly("visits", [](const GameLog& g) { return to_numpy(g.visits); })
+      .def_property_readonly("is_cap", [](const GameLog& g) { return to_numpy(g.is_cap); })
+      .def_property_readonly("ending", [](const GameLog& g) { return int(g.ending); })
+      .def_property_readonly("result", [](const GameLog& g) { return int(g.result); })
+      .def_readonly("resigned_by", &GameLog::resigned_by)
+      .def_readonly("resign_threshold", &GameLog::resign_threshold)
+      .def_readonly("cap_value", &GameLog::cap_value)
+      .def_readonly("visit_cap", &GameLog::visit_cap)
+      .def_readonly("ply_cap", &GameLog::ply_cap)
+      .def_readonly("seconds", &GameLog::seconds)
+      .def_readonly("searches", &GameLog::searches)
+      .def_readonly("evaluations", &GameLog::evaluations);
+
+  py::class_<PyActor>(m, "Actor", "Self-play actor: many games, one batch protocol.")
+      .def(py::init([](const ActorOptions& options) {
+             require(options.validate(), "ActorOptions");
+             return new PyActor{Actor(options), {}, {}};
+           }),
+           py::arg("options"))
+      .def_property_readonly("options", [](PyActor& p) { return p.a.options(); })
+      .def_property_readonly("outstanding", [](PyActor& p) { return p.a.outstanding(); })
+      .def_property_readonly("max_outstanding", [](PyActor& p) { return p.a.max_outstanding(); })
+      .def_property_readonly("active_games", [](PyActor& p) { return p.a.active_games(); })
+      .def_property_readonly("queued_restarts", [](PyActor& p) { return p.a.queued_restarts(); })
+      .def_property_readonly("queued_resumes", [](PyActor& p) { return p.a.queued_resumes(); })
+      .def_property("accepting", [](PyActor& p) { return p.a.accepting(); },
+                    [](PyActor& p, bool v) { std::lock_guard<std::mutex> lock(p.mu); p.a.set_accepting(v); })
+      .def("set_limits",
+           [](PyActor& p, int visits, int ply_cap, std::optional<float> resign_threshold) {
+             PlayLimits l;
+             l.visits = visits;
+             l.ply_cap = ply_cap;
+             l.resign_threshold = resign_threshold ? *resign_threshold : NAN;
+             require(l.validate(), "set_limits");
+             std::lock_guard<std::mutex> lock(p.mu);
+             p.a.set_limits(l);
+           },
+           py::arg("visits"), py::arg("ply_cap"), py::arg("resign_threshold") = py::none())
+      .def("queue_resume",
+           [](PyActor& p, const Game& game, int prefix_len, const std::string& id, bool restart, bool continuation) {
+             if (id.empty()) throw py::value_error("queue_resume: a resumed game needs its id");
+             StartSpec spec = start_spec(game, prefix_len, id, restart, continuation);
+             std::lock_guard<std::mutex> lock(p.mu);
+             p.a.queue_resume(std::move(spec));
+           },
+           py::arg("game"), py::arg("prefix_len"), py::arg("id"), py::arg("restart"), py::arg("continuation"))
+      .def("queue_restart",
+           [](PyActor& p, const Game& game, const std::string& id) {
+             StartSpec spec = start_spec(game, game.ply(), id, true, std::nullopt);
+             std::lock_guard<std::mutex> lock(p.mu);
+             p.a.queue_restart(std::move(spec));
+           },
+           py::arg("game"), py::arg("id") = "",
+           "Queue a restart start: all of `game`'s moves are the unsearched prefix.")
+      .def("prepare_batch",
+           [](PyActor& p, py::array out_planes) {
+             int cap = 0;
+             float* dst = planes_buffer(out_planes, cap, "prepare_batch");
+             py::gil_scoped_release release;
+             std::lock_guard<std::mutex> lock(p.mu);
+             if (p.a.outstanding() >= p.a.max_outstanding())
+               throw py::value_error("prepare_batch: max_outstanding batches already wait for results");
+             int n = p.a.prepare(dst, cap);
+             if (n > 0) p.sizes.push_back(size_t(n));
+             return n;
+           },
+           py::arg("out_planes"))
+      .def("submit_results",
+           [](PyActor& p, const py::handle& logits, const py::handle& wdl) {
+             std::lock_guard<std::mutex> lock(p.mu);
+             if (p.sizes.empty()) throw py::value_error("submit_results: no batch is outstanding");
+             auto [l, w] = network_rows(logits, wdl, p.sizes.front(), "submit_results");
+             std::string error;
+             {
+               py::gil_scoped_release release;
+               error = p.a.submit(l.data(), w.data());
+             }
+             require(error, "submit_results");
+             p.sizes.erase(p.sizes.begin());
+           },
+           py::arg("logits"), py::arg("wdl"))
+      .def("take_finished",
+           [](PyActor& p) {
+             std::lock_guard<std::mutex> lock(p.mu);
+             std::vector<GameLog> out;
+             p.a.take_finished(out);
+             return out;
+           })
+      .def("drain",
+           [](PyActor& p) {
+             std::lock_guard<std::mutex> lock(p.mu);
+             if (p.a.outstanding() > 0) throw py::value_error("drain: submit the outstanding batches first");
+             std::vector<GameLog> out;
+             p.a.drain(out);
+             return out;
+           })
+      .def("counters",
+           [](PyActor& p) {
+             const ActorCounters& c = p.a.counters();
+             py::dict d;
+             d["evaluations"] = c.evaluations;
+             d["searches"] = c.searches;
+             d["terminal_hits"] = c.terminal_hits;
+             d["collisions"] = c.collisions;
+             d["batches"] = c.batches;
+             d["games_started"] = c.games_started;
+             d["games_finished"] = c.games_finished;
+             return d;
+           })
+      .def("describe_batch",
+           [](PyActor& p) {
+             std::lock_guard<std::mutex> lock(p.mu);
+             std::vector<LeafInfo> rows;
+             p.a.describe_oldest(rows);
+             py::list out;
+             for (const LeafInfo& r : rows) out.append(py::make_tuple(r.slot, r.id, r.start_fen, r.moves));
+             return out;
+           },
+           "(slot, game id, start fen, moves from the start to the leaf) of each row of the oldest batch");
+}
+
+}  // namespace czb
