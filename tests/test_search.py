@@ -314,3 +314,21 @@ def test_a_refused_answer_changes_nothing() -> None:
     for slot in range(3):
         result = searcher.result(slot)
         assert result["visits"] == 1 and result["raw_value"] == pytest.approx(-0.6)
+
+
+def test_depth_statistics_count_this_search_only() -> None:
+    from chesszero.evaluate.engine_player import SlotSearch
+
+    search = SlotSearch(ScriptedEvaluator(_hashed, record=False))
+    game = core.Game()
+    search.run([(0, game)], visits=1)
+    first = search.report(0)
+    assert (first.seldepth, first.mean_depth) == (0, 0.0)  # only the root was evaluated
+    search.run([(0, game)], visits=400)
+    deep = search.report(0, pv_len=64)
+    assert 2 <= deep.seldepth <= 400
+    assert 1.0 <= deep.mean_depth <= deep.seldepth
+    assert deep.seldepth >= len(deep.pv)  # every PV node was reached by a traversal of this search
+    # A new search starts its statistics afresh (here: only its root evaluated).
+    search.run([(0, core.Game(BACK_RANK["white"][0]))], visits=1)
+    assert (search.report(0).seldepth, search.report(0).mean_depth) == (0, 0.0)

@@ -289,6 +289,7 @@ def test_stop_ends_an_infinite_search_promptly() -> None:
     assert not engine.searching
     last_info = [x for x in sink.lines if x.startswith("info depth")][-1]
     assert " wdl " in last_info and int(field(last_info, "nodes")) >= 1
+    assert int(field(last_info, "seldepth")) >= int(field(last_info, "depth")) >= 1
     assert sink.lines[-1].split()[1] in core.Game().legal_uci()
 
 

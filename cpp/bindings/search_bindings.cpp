@@ -46,6 +46,8 @@ py::dict root_summary(Tree& tree, int pv_len) {
   d["pv"] = uci_moves(root, pv);
   d["collisions"] = tree.collisions();
   d["nodes"] = tree.node_count();
+  d["seldepth"] = tree.seldepth();
+  d["mean_depth"] = tree.mean_depth();
   return d;
 }
 

@@ -26,6 +26,7 @@ void Tree::reset(const Game& game) {
   nodes_.alloc(1);
   noise_active_ = noise_wanted_ = false;
   target_ = 0;
+  clear_depths();
 }
 
 void Tree::advance(Move m, NodeArena& scratch) {
@@ -56,11 +57,13 @@ void Tree::advance(Move m, NodeArena& scratch) {
   if (int(history_.size()) > kHistoryMoves) history_.erase(history_.begin());
   noise_active_ = noise_wanted_ = false;
   target_ = 0;
+  clear_depths();
 }
 
 void Tree::begin_search(int visits, bool noise) {
   target_ = float(visits);
   noise_active_ = noise_wanted_ = false;
+  clear_depths();
   if (noise && opt_.dirichlet_epsilon > 0) {
     if (root_expanded()) make_noise();
     else noise_wanted_ = true;
@@ -208,15 +211,18 @@ Traversal Tree::traverse(float* planes) {
       if (st.is_over()) {
         x.state = NodeState::TERMINAL;
         x.raw = terminal_value(st);
+        note_depth();
         backup(idx, x.raw);
         return {Traversal::TERMINAL, idx};
       }
       expand_children(idx, pos, list);
       nodes_[idx].state = NodeState::PENDING;
       encode(pos, reps, planes);
+      note_depth();
       return {Traversal::LEAF, idx};
     }
     if (x.state == NodeState::TERMINAL) {
+      note_depth();
       backup(idx, x.raw);
       return {Traversal::TERMINAL, idx};
     }

@@ -111,6 +111,11 @@ class Tree {
   bool root_expanded() const { return nodes_[0].state == NodeState::EXPANDED; }
   size_t node_count() const { return nodes_.size(); }
   uint64_t collisions() const { return collisions_; }
+  // Depth statistics of the traversals since the search began (reset by
+  // reset, advance and begin_search): deepest ply reached (UCI seldepth) and
+  // the mean ply of the leaves and terminals reached (UCI depth).
+  int seldepth() const { return seldepth_; }
+  float mean_depth() const { return depth_count_ ? float(double(depth_sum_) / double(depth_count_)) : 0.0f; }
 
   // Cache hints for an owner that starts traversals in many trees in turn,
   // each stage a tree ahead of the next so none waits for memory:
@@ -140,6 +145,13 @@ class Tree {
   int path_repetitions(int halfmove_clock) const;
   void encode(const Position& pos, int repetitions, float* planes) const;
   void make_noise();
+  void note_depth() {
+    const int d = int(path_.size());
+    seldepth_ = d > seldepth_ ? d : seldepth_;
+    depth_sum_ += uint64_t(d);
+    ++depth_count_;
+  }
+  void clear_depths() { seldepth_ = 0, depth_sum_ = 0, depth_count_ = 0; }
 
   SearchOptions opt_;
   Rng rng_;
@@ -155,6 +167,9 @@ class Tree {
   bool noise_wanted_ = false;     // sample noise as soon as the root is expanded
   float target_ = 0;              // root visits that end the search
   uint64_t collisions_ = 0;       // traversals abandoned because every choice was waiting
+  int seldepth_ = 0;              // deepest traversal of this search
+  uint64_t depth_sum_ = 0;        // sum of the depths of this search's traversals
+  uint64_t depth_count_ = 0;      // traversals that reached a leaf or a terminal
 };
 
 }  // namespace cz

@@ -66,11 +66,14 @@ def summary_table(generation: int, m: dict[str, Any]) -> Table:
         if key in m and m[key] is not None:
             t.add_row(label, fmt.format(m[key]))
 
-    row("games / positions", M.SELFPLAY_GAMES, "{:.0f}")
+    row("games", M.SELFPLAY_GAMES, "{:.0f}")
     row("positions", M.SELFPLAY_POSITIONS, "{:.0f}")
     row("self-play searches/s", M.SELFPLAY_SEARCHES_S, "{:.0f}")
     row("searches/s during training", M.SELFPLAY_SEARCHES_S_OVERLAP, "{:.0f}")
     row("non-decisive rate", M.NON_DECISIVE, "{:.2f}")
+    for name in ("checkmate", "threefold_repetition", "ply_cap"):
+        row(f"  ended by {name.replace('_', ' ')}", M.termination_key(name), "{:.0f}")
+    row("material assist", M.MATERIAL_ASSIST, "{:.2f}")
     row("loss (total)", M.TRAIN_LOSS)
     for head in M.TRAIN_LOSS_HEADS:
         row(f"  loss {head}", M.loss_key(head))

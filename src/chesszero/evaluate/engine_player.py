@@ -53,6 +53,8 @@ class RootReport:
     best: str | None  # most visited move, ties to the higher prior (None: no legal move)
     pv: tuple[str, ...]  # most-visited line
     nodes: int  # nodes held by the slot's tree
+    seldepth: int = 0  # deepest ply a traversal of this search reached
+    mean_depth: float = 0.0  # mean ply of the leaves this search reached
 
 
 def most_visits() -> MoveChoiceOptions:
@@ -158,6 +160,8 @@ class SlotSearch:
             best=None if r["best"] is None else str(r["best"]),
             pv=tuple(str(m) for m in r["pv"]),
             nodes=int(r["nodes"]),
+            seldepth=int(r["seldepth"]),
+            mean_depth=float(r["mean_depth"]),
         )
 
     def choose(self, slot: int, *, ply: int = 0, choice: MoveChoiceOptions | None = None) -> str:

@@ -11,9 +11,10 @@ checks, in order: ``stop`` (or ``quit``/``ponderhit``), the time budget, and
 - ``nodes``: root visits, rounded down (visits kept from the previous move's
   tree count, scaled by the retention share, as the search's visit target
   does); ``nps``: new visits per second.
-- ``depth`` and ``seldepth``: plies of the principal variation (the
-  most-visited line). A best-first tree search has no iteration depth; the
-  main line's length is how deep the search has looked where it matters.
+- ``depth``: the mean ply of the leaves this search expanded, rounded (a
+  best-first tree search has no iteration depth; this is how deep it looks
+  on average, as Lc0 reports), at least 1; ``seldepth``: the deepest ply any
+  traversal of this search reached, at least the principal variation's length.
 - ``score``: ``mate N`` when the principal variation ends in checkmate and
   the root value agrees in sign (|value| >= ``MATE_MIN_VALUE``), else ``cp``
   from the root value by ``protocol.value_to_cp``; ``wdl`` (with
@@ -80,10 +81,10 @@ def build_info(
     """The ``info`` line for a root report (module docstring)."""
     mate = mate_score(game, report.pv, report.value)
     score = Score(mate=mate) if mate is not None else Score(cp=value_to_cp(report.value))
-    depth = max(1, len(report.pv))
+    depth = max(1, round(report.mean_depth))
     return Info(
         depth=depth,
-        seldepth=depth,
+        seldepth=max(depth, report.seldepth, len(report.pv)),
         nodes=int(report.visits),  # floor: retained visits are fractional
         nps=int(new_visits / elapsed_s) if elapsed_s > 0 else None,
         time_ms=int(elapsed_s * 1000),
