@@ -130,6 +130,16 @@ def draw_figures(c: Campaign, out: Path) -> list[str]:
     for name, title, pairs in simple:
         if _figure(figs / name, title, "generation", [(label, xs, ys) for label, (xs, ys) in pairs]):
             made.append(name)
+    for mode in M.EVAL_MODES:
+        name = f"ladder_{mode}.png"
+        rungs = sorted({k.split("/")[-1] for k in c.series if k.startswith(f"score/{mode}/")})
+        if _figure(figs / name, f"Ladder scores ({mode})", "generation",
+                   [(f"vs {r}", *_xy(c.get(M.score_key(mode, r)))) for r in rungs], "score"):
+            made.append(name)
+        name = f"material_{mode}.png"
+        if _figure(figs / name, f"Material balance where ladder games ended ({mode}, model's view)",
+                   "generation", [(f"vs {r}", *_xy(c.get(M.material_key(mode, r)))) for r in rungs], "pawns"):
+            made.append(name)
     if draw_terminations(c, figs / "terminations.png"):
         made.append("terminations.png")
     return made

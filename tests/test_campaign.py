@@ -113,7 +113,8 @@ def test_dvc_repro_draws_reports(smoke_campaign: Path) -> None:
                          env=env, capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stdout + out.stderr
     figures = {p.name for p in (root / "reports" / "figures").glob("*.png")}
-    assert {"elo_vs_time.png", "losses.png", "terminations.png", "throughput.png"} <= figures
+    assert {"elo_vs_time.png", "losses.png", "terminations.png", "throughput.png", "ladder_searched.png",
+            "material_searched.png"} <= figures
     for table in ("strength_vs_budget.md", "training_volume.md", "terminations.md"):
         text = (root / "reports" / "tables" / table).read_text()
         assert "smoke-ci" in text and "|" in text

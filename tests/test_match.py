@@ -211,3 +211,22 @@ def test_shipped_calibration_positions() -> None:
             game.push_uci(uci)
         assert game.outcome() is None and game.legal_uci()
         assert game.fen() == position.fen
+
+
+def test_final_material_is_from_the_first_players_view() -> None:
+    from chesszero.evaluate.match import material_of_fen
+
+    assert material_of_fen(core.Game().fen()) == 0
+    fen = "4k3/8/8/8/8/8/8/3QK3 w - - 0 1"  # white a queen up
+    assert material_of_fen(fen) == 9
+
+    def record(index: int, first_is_white: bool, moves: tuple[str, ...]) -> GameRecord:
+        return GameRecord(index=index, opening_id="q", first_is_white=first_is_white, start_fen=fen,
+                          moves=moves, book_plies=0, result="1/2-1/2", termination="ply_cap", score=0.5)
+
+    # Game 0: first is white, nothing captured (+9). Game 1: first is black and
+    # takes the queen (0 at the end).
+    result = MatchResult(first="a", second="b", max_plies=4, started="", finished="",
+                         games=[record(0, True, ("d1d2",)), record(1, False, ("d1d7", "e8d7"))])
+    assert result.final_material() == pytest.approx((9 + 0) / 2)
+    assert MatchResult(first="a", second="b", max_plies=4, started="", finished="").final_material() == 0.0

@@ -58,9 +58,10 @@ def rate_model(campaign: Campaign, artifact: str, visits: int | None, out_dir: P
         (out_dir / f"{label}_vs_{rung_name}.pgn").write_text(result.pgn())
         (out_dir / f"{label}_vs_{rung_name}.json").write_text(json.dumps(result.to_dict(), indent=1))
     scores = {name: r.score for name, r in results.items()}
+    material = {name: r.final_material() for name, r in results.items()}
     nearest = choose_rung(scores)
     elo = results[nearest].elo(table.rating(nearest), resamples=ev.bootstrap_resamples)
-    return {"scores": scores, "rung": nearest, "elo": elo, "ladder": table.header()}
+    return {"scores": scores, "material": material, "rung": nearest, "elo": elo, "ladder": table.header()}
 
 
 def evaluate_generation(campaign: Campaign, state: CampaignState, tracker: Tracker, *,
@@ -79,6 +80,7 @@ def evaluate_generation(campaign: Campaign, state: CampaignState, tracker: Track
         metrics[M.elo_key(mode, "bound")] = float(elo.is_bound)  # score 0 or 1: a one-sided bound
         for rung, score in rated["scores"].items():
             metrics[M.score_key(mode, rung)] = score
+            metrics[M.material_key(mode, rung)] = rated["material"][rung]
         lines.append(f"{mode}: {elo.describe() if hasattr(elo, 'describe') else elo.estimate} "
                      f"(nearest rung {rated['rung']}; {rated['ladder']})")
     if budget_sweep:

@@ -74,6 +74,11 @@ def score_key(mode: str, rung: str) -> str:
     return f"score/{mode}/{rung}"
 
 
+def material_key(mode: str, rung: str) -> str:
+    """Mean material balance (pawns, model's view) where the match's games ended."""
+    return f"material/{mode}/{rung}"
+
+
 def budget_key(visits: int, suffix: str = "") -> str:
     """Rating at a search budget (0 visits = policy only), for Table 1."""
     return f"budget/{visits}" + (f"_{suffix}" if suffix else "")

@@ -86,4 +86,6 @@ def summary_table(generation: int, m: dict[str, Any]) -> Table:
         row(f"Elo ({mode})", M.elo_key(mode), "{:.0f}")
         for key in sorted(k for k in m if k.startswith(f"score/{mode}/")):
             row(f"  score vs {key.split('/')[-1]}", key, "{:.2f}")
+        for key in sorted(k for k in m if k.startswith(f"material/{mode}/")):
+            row(f"  material at the end vs {key.split('/')[-1]}", key, "{:+.1f}")
     return t

@@ -39,6 +39,15 @@ class IllegalMovePlayedError(ValueError):
     """A player answered with a move the referee does not accept."""
 
 
+PIECE_PAWNS = {"p": 1, "n": 3, "b": 3, "r": 5, "q": 9}
+
+
+def material_of_fen(fen: str) -> int:
+    """White's material minus Black's, in pawns, from a FEN's board field."""
+    board = fen.split(" ", 1)[0]
+    return sum(PIECE_PAWNS.get(c.lower(), 0) * (1 if c.isupper() else -1) for c in board)
+
+
 @dataclass(frozen=True)
 class GameRecord:
     """One finished game; ``score`` is from the first player's point of view."""
@@ -106,6 +115,22 @@ class MatchResult:
     def score(self) -> float:
         """Mean game score of ``first`` (0 when no game was played)."""
         return sum(g.score for g in self.games) / len(self.games) if self.games else 0.0
+
+    def final_material(self) -> float:
+        """Mean material balance (pawns: P 1, N/B 3, R 5, Q 9) of ``first``
+        where the games ended. With scores near 0.5 it tells a player that
+        wins material but cannot convert (reference 004's draw cycle) from
+        one that plays even games."""
+        if not self.games:
+            return 0.0
+        total = 0.0
+        for g in self.games:
+            game = core.Game(g.start_fen)
+            for uci in g.moves:
+                game.push_uci(uci)
+            white = material_of_fen(game.fen())
+            total += white if g.first_is_white else -white
+        return total / len(self.games)
 
     def pair_scores(self) -> list[float]:
         """Score (0..2) of each opening pair, in opening order."""
