@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -126,6 +127,44 @@ py::object fields_repr(const py::object& self, const char* name) {
     out += (i ? ", " : "") + keys[i] + "=" + text;
   }
   return py::str(out + ")");
+}
+
+// The batch protocol of a native batch owner (Searcher, Actor) held by a
+// Python object `Owner` with a mutex `mu` and the row counts `sizes` of its
+// outstanding batches: prepare_batch fills the caller's planes buffer (GIL
+// released), submit_results hands back the network's answers, oldest first.
+template <class Owner, class Engine>
+void def_batch_protocol(py::class_<Owner>& cls, Engine Owner::*engine) {
+  cls.def(
+      "prepare_batch",
+      [engine](Owner& p, py::array out_planes) {
+        int cap = 0;
+        float* dst = planes_buffer(out_planes, cap, "prepare_batch");
+        py::gil_scoped_release release;
+        std::lock_guard<std::mutex> lock(p.mu);
+        Engine& e = p.*engine;
+        if (e.outstanding() >= e.max_outstanding())
+          throw py::value_error("prepare_batch: max_outstanding batches already wait for results");
+        int n = e.prepare(dst, cap);
+        if (n > 0) p.sizes.push_back(size_t(n));
+        return n;
+      },
+      py::arg("out_planes"));
+  cls.def(
+      "submit_results",
+      [engine](Owner& p, const py::handle& logits, const py::handle& wdl) {
+        std::lock_guard<std::mutex> lock(p.mu);
+        if (p.sizes.empty()) throw py::value_error("submit_results: no batch is outstanding");
+        auto [l, w] = network_rows(logits, wdl, p.sizes.front(), "submit_results");
+        std::string error;
+        {
+          py::gil_scoped_release release;
+          error = (p.*engine).submit(l.data(), w.data());
+        }
+        require(error, "submit_results");
+        p.sizes.erase(p.sizes.begin());
+      },
+      py::arg("logits"), py::arg("wdl"));
 }
 
 // Registration functions, one per layer, called in this order by module.cpp.

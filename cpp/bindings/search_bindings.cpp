@@ -87,7 +87,9 @@ void bind_search(py::module_& m) {
       .def("validate", [](const MoveChoiceOptions& o) { require(o.validate(), "MoveChoiceOptions"); })
       .def("__repr__", [](const py::object& self) { return fields_repr<MoveChoiceOptions>(self, "MoveChoiceOptions"); });
 
-  py::class_<PySearcher>(m, "Searcher", "Batched searches of independent positions.")
+  py::class_<PySearcher> searcher(m, "Searcher", "Batched searches of independent positions.");
+  def_batch_protocol(searcher, &PySearcher::s);
+  searcher
       .def(py::init([](int num_slots, const SearchOptions& options, uint64_t seed, int max_outstanding) {
              if (num_slots < 1 || num_slots > 65536) throw py::value_error("num_slots must be in 1..65536");
              if (max_outstanding < 1 || max_outstanding > 16)
@@ -114,33 +116,6 @@ void bind_search(py::module_& m) {
              if (slot < 0 || slot >= p.s.num_slots()) throw py::value_error("slot out of range");
              p.s.clear(slot);
            }, py::arg("slot"))
-      .def("prepare_batch",
-           [](PySearcher& p, py::array out_planes) {
-             int cap = 0;
-             float* dst = planes_buffer(out_planes, cap, "prepare_batch");
-             py::gil_scoped_release release;
-             std::lock_guard<std::mutex> lock(p.mu);
-             if (p.s.outstanding() >= p.s.max_outstanding())
-               throw py::value_error("prepare_batch: max_outstanding batches already wait for results");
-             int n = p.s.prepare(dst, cap);
-             if (n > 0) p.sizes.push_back(size_t(n));
-             return n;
-           },
-           py::arg("out_planes"))
-      .def("submit_results",
-           [](PySearcher& p, const py::handle& logits, const py::handle& wdl) {
-             std::lock_guard<std::mutex> lock(p.mu);
-             if (p.sizes.empty()) throw py::value_error("submit_results: no batch is outstanding");
-             auto [l, w] = network_rows(logits, wdl, p.sizes.front(), "submit_results");
-             std::string error;
-             {
-               py::gil_scoped_release release;
-               error = p.s.submit(l.data(), w.data());
-             }
-             require(error, "submit_results");
-             p.sizes.erase(p.sizes.begin());
-           },
-           py::arg("logits"), py::arg("wdl"))
       .def("result",
            [](PySearcher& p, int slot, int pv_len) {
              std::lock_guard<std::mutex> lock(p.mu);

@@ -82,7 +82,9 @@ void bind_selfplay(py::module_& m) {
       .def_readonly("searches", &GameLog::searches)
       .def_readonly("evaluations", &GameLog::evaluations);
 
-  py::class_<PyActor>(m, "Actor", "Self-play actor: many games, one batch protocol.")
+  py::class_<PyActor> actor(m, "Actor", "Self-play actor: many games, one batch protocol.");
+  def_batch_protocol(actor, &PyActor::a);
+  actor
       .def(py::init([](const ActorOptions& options) {
              require(options.validate(), "ActorOptions");
              return new PyActor{Actor(options), {}, {}};
@@ -123,33 +125,6 @@ void bind_selfplay(py::module_& m) {
            },
            py::arg("game"), py::arg("id") = "",
            "Queue a restart start: all of `game`'s moves are the unsearched prefix.")
-      .def("prepare_batch",
-           [](PyActor& p, py::array out_planes) {
-             int cap = 0;
-             float* dst = planes_buffer(out_planes, cap, "prepare_batch");
-             py::gil_scoped_release release;
-             std::lock_guard<std::mutex> lock(p.mu);
-             if (p.a.outstanding() >= p.a.max_outstanding())
-               throw py::value_error("prepare_batch: max_outstanding batches already wait for results");
-             int n = p.a.prepare(dst, cap);
-             if (n > 0) p.sizes.push_back(size_t(n));
-             return n;
-           },
-           py::arg("out_planes"))
-      .def("submit_results",
-           [](PyActor& p, const py::handle& logits, const py::handle& wdl) {
-             std::lock_guard<std::mutex> lock(p.mu);
-             if (p.sizes.empty()) throw py::value_error("submit_results: no batch is outstanding");
-             auto [l, w] = network_rows(logits, wdl, p.sizes.front(), "submit_results");
-             std::string error;
-             {
-               py::gil_scoped_release release;
-               error = p.a.submit(l.data(), w.data());
-             }
-             require(error, "submit_results");
-             p.sizes.erase(p.sizes.begin());
-           },
-           py::arg("logits"), py::arg("wdl"))
       .def("take_finished",
            [](PyActor& p) {
              std::lock_guard<std::mutex> lock(p.mu);
