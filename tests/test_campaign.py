@@ -164,24 +164,35 @@ def test_killed_campaign_resumes_without_duplicates(tmp_path: Path, kill_phase: 
 
 
 def test_smoke_generation_on_local_dask_cluster(tmp_path: Path) -> None:
+    from prefect.settings import (
+        PREFECT_HOME,
+        PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS,
+        temporary_settings,
+    )
     from prefect_dask import DaskTaskRunner
 
     sys.path.insert(0, str(REPO))
     from flows.final_recipe import final_recipe
 
     root = make_root(tmp_path)
-    old = os.environ.get("PREFECT_HOME")
-    os.environ.update({k: v for k, v in campaign_env(root).items()
-                       if k in ("PREFECT_HOME", "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS")})
+    env = campaign_env(root)
+    keys = ("PREFECT_HOME", "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS")
+    old = {k: os.environ.get(k) for k in keys}
+    os.environ.update({k: env[k] for k in keys})  # for the Dask worker processes
     try:
-        runner = DaskTaskRunner(cluster_kwargs={"n_workers": 2, "threads_per_worker": 1, "processes": True})
-        summary = final_recipe.with_options(task_runner=runner)(preset="smoke", campaign="dask", root=str(root),
-                                                                generations=1)
+        # Prefect read its settings when first imported: set them for this process too
+        # (the ephemeral server's home and startup timeout come from here).
+        with temporary_settings({PREFECT_HOME: env["PREFECT_HOME"],
+                                 PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS: 180}):
+            runner = DaskTaskRunner(cluster_kwargs={"n_workers": 2, "threads_per_worker": 1, "processes": True})
+            summary = final_recipe.with_options(task_runner=runner)(preset="smoke", campaign="dask",
+                                                                    root=str(root), generations=1)
     finally:
-        if old is None:
-            os.environ.pop("PREFECT_HOME", None)
-        else:
-            os.environ["PREFECT_HOME"] = old
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
     assert summary["generation"] == 1
     shards = list((root / "runs" / "dask" / "shards" / "gen_0000").glob("*.parquet"))
     assert shards
