@@ -3,10 +3,12 @@ the data files, the DVC stages and the report code of this checkout."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -42,3 +44,34 @@ def campaign_env(root: Path) -> dict[str, str]:
     env.setdefault("GIT_COMMITTER_NAME", "test")
     env.setdefault("GIT_COMMITTER_EMAIL", "test@example.invalid")
     return env
+
+
+PREFECT_KEYS = ("PREFECT_HOME", "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS")
+
+
+@contextlib.contextmanager
+def prefect_in_process(root: Path) -> Iterator[None]:
+    """Prefect at home in `root` for flows run in this process (and its workers).
+
+    Prefect reads its settings when first imported, so they are set both in
+    the environment (for worker processes) and as temporary settings here.
+    """
+    from prefect.settings import (
+        PREFECT_HOME,
+        PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS,
+        temporary_settings,
+    )
+
+    env = campaign_env(root)
+    old = {k: os.environ.get(k) for k in PREFECT_KEYS}
+    os.environ.update({k: env[k] for k in PREFECT_KEYS})
+    try:
+        with temporary_settings({PREFECT_HOME: env["PREFECT_HOME"],
+                                 PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS: 180}):
+            yield
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from campaign_support import REPO, campaign_env, make_dvc_project, make_root
+from campaign_support import REPO, campaign_env, make_dvc_project, make_root, prefect_in_process
 
 pytestmark = pytest.mark.slow
 
@@ -21,17 +21,9 @@ pytestmark = pytest.mark.slow
 def run_smoke(root: Path, name: str, generations: int, *, prefect: bool = True) -> dict:
     from chesszero.campaign.launch import run_campaign
 
-    old = {k: os.environ.get(k) for k in ("PREFECT_HOME", "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS")}
-    os.environ.update({k: v for k, v in campaign_env(root).items() if k in old})
-    try:
+    with prefect_in_process(root):
         return run_campaign(preset="smoke", name=name, root=root, generations=generations,
                             use_prefect=prefect, progress=False)
-    finally:
-        for k, v in old.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
 
 
 def check_consistency(run_dir: Path, cfg_steps: int, cfg_batch: int, generations: int) -> dict:
@@ -164,35 +156,16 @@ def test_killed_campaign_resumes_without_duplicates(tmp_path: Path, kill_phase: 
 
 
 def test_smoke_generation_on_local_dask_cluster(tmp_path: Path) -> None:
-    from prefect.settings import (
-        PREFECT_HOME,
-        PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS,
-        temporary_settings,
-    )
     from prefect_dask import DaskTaskRunner
 
     sys.path.insert(0, str(REPO))
     from flows.final_recipe import final_recipe
 
     root = make_root(tmp_path)
-    env = campaign_env(root)
-    keys = ("PREFECT_HOME", "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS")
-    old = {k: os.environ.get(k) for k in keys}
-    os.environ.update({k: env[k] for k in keys})  # for the Dask worker processes
-    try:
-        # Prefect read its settings when first imported: set them for this process too
-        # (the ephemeral server's home and startup timeout come from here).
-        with temporary_settings({PREFECT_HOME: env["PREFECT_HOME"],
-                                 PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS: 180}):
-            runner = DaskTaskRunner(cluster_kwargs={"n_workers": 2, "threads_per_worker": 1, "processes": True})
-            summary = final_recipe.with_options(task_runner=runner)(preset="smoke", campaign="dask",
-                                                                    root=str(root), generations=1)
-    finally:
-        for k, v in old.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+    with prefect_in_process(root):
+        runner = DaskTaskRunner(cluster_kwargs={"n_workers": 2, "threads_per_worker": 1, "processes": True})
+        summary = final_recipe.with_options(task_runner=runner)(preset="smoke", campaign="dask",
+                                                                root=str(root), generations=1)
     assert summary["generation"] == 1
     shards = list((root / "runs" / "dask" / "shards" / "gen_0000").glob("*.parquet"))
     assert shards
