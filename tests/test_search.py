@@ -28,6 +28,12 @@ STALEMATE_OR_MATE = {  # one move mates, one stalemates
 }
 
 
+def _ends_game(fen: str, uci: str) -> bool:
+    game = core.Game(fen)
+    game.push_uci(uci)
+    return game.outcome() is not None
+
+
 def _winning_for_side_to_move(planes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Every position looks won for its side to move: a non-terminal child
     then has Q = -discount from its parent's side."""
@@ -81,6 +87,7 @@ def test_uniform_search_avoids_allowing_mate_in_one(fen: str) -> None:
 def test_terminal_children_have_exact_values(colour: str) -> None:
     fen, mate, stalemate = STALEMATE_OR_MATE[colour]
     options = SearchOptions.evaluation()
+    options.proven_results = False  # the plain search: terminals are found when reached
     result = analyse(
         core.Game(fen), ScriptedEvaluator(_winning_for_side_to_move), visits=300, options=options
     )
@@ -90,6 +97,32 @@ def test_terminal_children_have_exact_values(colour: str) -> None:
     once = [m for m in result.moves if m.uci not in (mate, stalemate) and m.visits == 1]
     assert len(once) >= 3 and all(m.q == pytest.approx(-options.discount) for m in once)
     assert result.best_move == mate
+    assert result.proven is None and all(m.proven is None for m in result.moves)
+
+
+@pytest.mark.parametrize("colour", ["white", "black"])
+def test_terminal_children_are_classified_at_expansion(colour: str) -> None:
+    fen, mate, stalemate = STALEMATE_OR_MATE[colour]
+    options = SearchOptions.evaluation()
+    result = analyse(
+        core.Game(fen), ScriptedEvaluator(_winning_for_side_to_move), visits=300, options=options
+    )
+    q = {m.uci: m.q for m in result.moves}
+    assert q[mate] == pytest.approx(options.discount)
+    assert q[stalemate] == 0.0
+    proven = {m.uci: (m.proven, m.plies) for m in result.moves if m.proven is not None}
+    assert proven[mate] == (1, 1) and proven[stalemate] == (0, 1)
+    for uci, (value, _) in proven.items():  # every game-ending move, and only those
+        after = core.Game(fen)
+        after.push_uci(uci)
+        outcome = after.outcome()
+        assert outcome is not None and (value == 1) == (outcome.termination == core.Termination.CHECKMATE)
+    assert len(proven) == sum(1 for u in core.Game(fen).legal_uci() if _ends_game(fen, u))
+    assert {m.uci for m in result.moves[: len(proven)]} == set(proven)  # game-ending children first
+    assert result.best_move == mate and result.principal_variation == [mate]
+    assert (result.proven, result.proven_plies, result.mate_in) == (1, 1, 1)
+    assert result.visits == 1  # proven at the root's expansion: the search ends at once
+    assert result.value == pytest.approx(options.discount)
 
 
 def test_repetition_uses_the_game_history() -> None:

@@ -270,6 +270,34 @@ def test_mate_is_reported_and_played() -> None:
     assert "info depth 0 score mate 0" in sink.since(mark)
 
 
+@pytest.mark.parametrize(
+    ("fen", "mate"),
+    [
+        ("kbK5/pp6/1P6/8/8/8/8/R7 w - - 0 1", 2),  # Ra6: mate in two (python-chess checked in test_search_solver)
+        ("r5rk/5p1p/5R2/4B3/8/8/7P/7K w - - 0 1", 3),  # Ra6: mate in three
+        ("kbK5/pp6/RP6/8/8/8/8/8 b - - 1 1", -1),  # after Ra6: mated in one whatever Black plays
+    ],
+)
+def test_proven_mates_are_reported_as_score_mate(fen: str, mate: int) -> None:
+    engine, sink = make_engine()
+    infos, move = search(engine, sink, f"position fen {fen}", "go nodes 5000")
+    assert f"score mate {mate}" in infos[-1]
+    assert int(field(infos[-1], "nodes")) < 5000  # a proven root ends the search
+    assert move in core.Game(fen).legal_uci()
+
+
+def test_an_infinite_search_waits_for_stop_after_a_proof() -> None:
+    engine, sink = make_engine()
+    engine.handle(f"position fen {MATE_IN_ONE}")
+    engine.handle("go infinite")
+    engine.handle("isready")
+    sink.expect("readyok")
+    assert engine.searching and not any(x.startswith("bestmove") for x in sink.lines)
+    engine.handle("stop")
+    assert sink.lines[-1] == "bestmove a1a8"
+    assert any("score mate 1" in x for x in sink.lines if x.startswith("info depth"))
+
+
 def test_stop_ends_an_infinite_search_promptly() -> None:
     started = threading.Event()
 

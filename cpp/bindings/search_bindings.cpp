@@ -19,7 +19,8 @@ py::dict root_summary(Tree& tree, int pv_len) {
   std::vector<RootChild> kids;
   const RootSummary s = tree.summarize(kids);
   const Position& root = tree.root_position();
-  py::list moves, actions, visits, targets, priors, q;
+  py::list moves, actions, visits, targets, priors, q, proven, plies;
+  auto result = [](int p) { return p == -2 ? py::object(py::none()) : py::object(py::int_(p)); };
   for (const RootChild& k : kids) {
     moves.append(root.uci(k.move));
     actions.append(k.action);
@@ -27,6 +28,8 @@ py::dict root_summary(Tree& tree, int pv_len) {
     targets.append(k.target);
     priors.append(k.prior);
     q.append(k.q);
+    proven.append(result(k.proven));
+    plies.append(k.plies);
   }
   std::vector<Move> pv;
   tree.principal_variation(pv, pv_len);
@@ -43,6 +46,10 @@ py::dict root_summary(Tree& tree, int pv_len) {
   d["child_targets"] = targets;
   d["priors"] = priors;
   d["q"] = q;
+  d["child_proven"] = proven;
+  d["child_plies"] = plies;
+  d["proven"] = result(s.proven);
+  d["proven_plies"] = s.plies;
   d["pv"] = uci_moves(root, pv);
   d["collisions"] = tree.collisions();
   d["nodes"] = tree.node_count();
@@ -65,7 +72,10 @@ void bind_search(py::module_& m) {
       .field("discount", &SearchOptions::discount, "backed-up value factor per ply")
       .field("subtree_retention", &SearchOptions::subtree_retention, "share of statistics kept on reuse")
       .field("leaves_per_tree", &SearchOptions::leaves_per_tree, "in-flight traversals per tree")
-      .field("virtual_loss", &SearchOptions::virtual_loss, "loss counted per in-flight traversal");
+      .field("virtual_loss", &SearchOptions::virtual_loss, "loss counted per in-flight traversal")
+      .field("proven_results", &SearchOptions::proven_results, "MCTS-solver: exact results propagate up")
+      .field("twofold_draws", &SearchOptions::twofold_draws, "a repetition below the root is a draw")
+      .field("draw_score", &SearchOptions::draw_score, "a draw is worth -this to the side ahead at the root");
   so.def(py::init([](const py::kwargs& kw) { return from_kwargs<SearchOptions>(kw, "SearchOptions"); }))
       .def_static("self_play", &SearchOptions::self_play)
       .def_static("evaluation", &SearchOptions::evaluation)
@@ -135,6 +145,24 @@ void bind_search(py::module_& m) {
              return t.root_position().uci(t.choose_move(choice, ply, kids));
            },
            py::arg("slot"), py::arg("choice"), py::arg("ply") = 0)
+      .def("proofs",
+           [](PySearcher& p, int slot) {
+             std::lock_guard<std::mutex> lock(p.mu);
+             if (slot < 0 || slot >= p.s.num_slots()) throw py::value_error("slot out of range");
+             const Tree& t = p.s.tree(slot);
+             std::vector<Tree::Proof> proofs;
+             t.proofs(proofs);
+             py::list out;
+             std::vector<Move> path;
+             for (const Tree::Proof& x : proofs) {
+               t.path_to(x.node, path);
+               out.append(py::make_tuple(uci_moves(t.root_position(), path), x.result, x.plies));
+             }
+             return out;
+           },
+           py::arg("slot"),
+           "(moves from the root, result for that node's side to move: 1 win 0 draw -1 loss, plies to "
+           "the end) of every proven node of the slot's tree (diagnostics; the root has no moves)")
       .def("describe_batch",
            [](PySearcher& p) {
              std::lock_guard<std::mutex> lock(p.mu);

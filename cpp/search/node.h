@@ -2,8 +2,9 @@
 //
 // A node is both a position and the edge that leads to it from its parent.
 // Children of a node are one contiguous block, created when the node is
-// first reached (from the legal-move list) and sorted by prior once the
-// network answers. Nodes are addressed by index, so
+// first reached (from the legal-move list) and sorted once the network
+// answers: children that end the game first, then by prior. Nodes are
+// addressed by index, so
 // the arena can grow without invalidating anything; the root is always
 // index 0. The arena keeps its memory between searches and games, so a tree
 // in steady state allocates nothing.
@@ -19,8 +20,15 @@ enum class NodeState : uint8_t {
   NEW = 0,       // never reached: no children, no value
   PENDING = 1,   // children created, network evaluation requested, not back yet
   EXPANDED = 2,  // network prior and value applied; selection descends here
-  TERMINAL = 3,  // game over here; `raw` holds the exact value
+  TERMINAL = 3,  // game over here (or a repetition inside the tree); `raw` holds the exact value
 };
+
+// Game-theoretic bounds of a node's value from its side to move, each one of
+// -1 (loss), 0 (draw), +1 (win): the value is known to lie in [lo, hi]. A
+// node is proven when lo == hi; `plies` is then the distance in plies to the
+// end of the game along best play (0 at a terminal node): the shortest win,
+// the longest loss, the shortest draw.
+constexpr int8_t kLoss = -1, kDraw = 0, kWin = 1;
 
 constexpr uint32_t kNoNode = 0xFFFFFFFFu;
 
@@ -36,10 +44,15 @@ struct Node {
   uint8_t num_children = 0;
   NodeState state = NodeState::NEW;
   uint16_t inflight = 0;  // traversals through this node still waiting for a value
+  int8_t lo = kLoss;      // lower bound of the game-theoretic value (see kLoss)
+  int8_t hi = kWin;       // upper bound
+  uint16_t plies = 0;     // plies to the end of the game when proven
 
   float value() const { return n > 0 ? w / n : raw; }  // mean value, own side to move
+  bool proven() const { return lo == hi; }
+  void prove(int8_t v, uint16_t distance) { lo = hi = v, plies = distance; }
 };
-static_assert(sizeof(Node) == 32, "Node layout changed");
+static_assert(sizeof(Node) == 36, "Node layout changed");
 
 class NodeArena {
  public:

@@ -30,6 +30,8 @@ std::string SearchOptions::validate() const {
     return bad("leaves_per_tree", float(leaves_per_tree), "must be in 1..256");
   if (!finite(virtual_loss) || virtual_loss < 0 || virtual_loss > 2)
     return bad("virtual_loss", virtual_loss, "must be in [0, 2]");
+  if (!finite(draw_score) || draw_score < 0 || draw_score > 1)
+    return bad("draw_score", draw_score, "must be in [0, 1]");
   return {};
 }
 

@@ -29,6 +29,20 @@ struct SearchOptions {
   int leaves_per_tree = 1;
   // Value counted as a loss for each in-flight traversal through a child.
   float virtual_loss = 1.0f;
+  // Proven results (MCTS-solver): the children of a node that end the game
+  // are recognised when the node is expanded; proven wins, losses and draws
+  // propagate up the tree; a traversal that reaches a proven node backs its
+  // exact value up at once; the root prefers the shortest proven win, avoids
+  // proven losses, and a search ends as soon as its root is proven.
+  bool proven_results = true;
+  // Inside the tree (never at the root) a position that repeats one of the
+  // game since the last irreversible move, or of the search path, is a draw;
+  // the game itself still ends only at threefold repetition.
+  bool twofold_draws = true;
+  // Draws are worth -draw_score to the side that is ahead at the root (root
+  // value > 0 when the search begins) and +draw_score to the other side, at
+  // every node of that search (0: draws are worth 0 to both).
+  float draw_score = 0.0f;
 
   static SearchOptions self_play() { return SearchOptions{}; }
   static SearchOptions evaluation() {

@@ -1,6 +1,10 @@
 // What a finished search says at the root: raw visits, the pruned policy
 // target (KataGo's forced-playout pruning), values, surprise, the move to
-// play and the principal variation.
+// play and the principal variation. With proven results the move to play at
+// temperature 0 is the shortest proven win, else the most visited move that
+// is not a proven loss, else (every move loses) the longest loss; the policy
+// target is then the shortest proven wins alone, or else has no mass on
+// proven losses.
 #include <algorithm>
 #include <cmath>
 
@@ -8,23 +12,73 @@
 
 namespace cz {
 
-// Index of the most visited child (ties: higher prior, then lower index).
-static int most_visited(const std::vector<RootChild>& kids) {
+namespace {
+
+constexpr int kUnproven = -2;
+
+bool more_visited(const RootChild& a, const RootChild& b) {
+  return a.visits > b.visits || (a.visits == b.visits && a.prior > b.prior);
+}
+
+// Index of the shortest proven win (ties: more visits, higher prior), -1 if none.
+int shortest_win(const std::vector<RootChild>& kids) {
   int best = -1;
   for (int i = 0; i < int(kids.size()); ++i) {
-    if (best < 0 || kids[i].visits > kids[best].visits ||
-        (kids[i].visits == kids[best].visits && kids[i].prior > kids[best].prior))
+    if (kids[i].proven != 1) continue;
+    if (best < 0 || kids[i].plies < kids[best].plies ||
+        (kids[i].plies == kids[best].plies && more_visited(kids[i], kids[best])))
       best = i;
   }
   return best;
 }
 
+// The move to play at temperature 0 (file comment); ties as more_visited, then lower index.
+int best_child(const std::vector<RootChild>& kids) {
+  if (const int win = shortest_win(kids); win >= 0) return win;
+  int best = -1;
+  for (int i = 0; i < int(kids.size()); ++i)
+    if (kids[i].proven != -1 && (best < 0 || more_visited(kids[i], kids[best]))) best = i;
+  if (best >= 0) return best;
+  for (int i = 0; i < int(kids.size()); ++i)  // every move loses: the longest loss
+    if (best < 0 || kids[i].plies > kids[best].plies ||
+        (kids[i].plies == kids[best].plies && more_visited(kids[i], kids[best])))
+      best = i;
+  return best;
+}
+
+// Policy target of a root with proven children: the shortest wins share the
+// visit mass; otherwise proven losses get none while another move remains.
+void proven_targets(std::vector<RootChild>& kids, int best) {
+  if (kids[best].proven == 1) {
+    double mass = 0;
+    int n = 0;
+    for (const RootChild& k : kids) {
+      mass += k.visits;
+      n += k.proven == 1 && k.plies == kids[best].plies;
+    }
+    const float share = float(std::max(1.0, mass) / n);
+    for (RootChild& k : kids) k.target = k.proven == 1 && k.plies == kids[best].plies ? share : 0.0f;
+    return;
+  }
+  if (kids[best].proven == -1) return;  // every move loses: keep the visits
+  for (RootChild& k : kids)
+    if (k.proven == -1) k.target = 0.0f;
+}
+
+}  // namespace
+
 RootSummary Tree::summarize(std::vector<RootChild>& out) const {
   const Node& root = nodes_[0];
   RootSummary s;
+  const bool solver = opt_.proven_results;
   s.visits = root.n;
   s.value = root.value();
   s.raw_value = root.raw;
+  if (solver && root.proven()) {
+    s.value = proven_value(root, 0);
+    s.proven = root.lo;
+    s.plies = root.plies;
+  }
   out.clear();
   if (root.first_child == kNoNode || root.state == NodeState::TERMINAL) return s;
   for (int i = 0; i < root.num_children; ++i) {
@@ -37,9 +91,11 @@ RootSummary Tree::summarize(std::vector<RootChild>& out) const {
     k.prior = c.prior;
     k.root_prior = root_prior(i);
     k.q = child_q(root, c);
+    if (solver && c.proven()) k.proven = -c.lo, k.plies = c.plies + 1;
+    else k.proven = kUnproven;
     out.push_back(k);
   }
-  s.best = most_visited(out);
+  s.best = best_child(out);
   const RootChild& best = out[s.best];
   s.best_q = best.q;
 
@@ -47,7 +103,7 @@ RootSummary Tree::summarize(std::vector<RootChild>& out) const {
   // visits sqrt(k P N), and only down to the visits at which its PUCT score
   // would reach the best child's; a child left under one visit is dropped.
   const float k_forced = opt_.forced_playout_k;
-  if (k_forced > 0 && best.visits > 0) {
+  if (k_forced > 0 && best.visits > 0 && best.proven != 1) {
     const float sqrt_n = std::sqrt(std::max(1.0f, root.n));
     const float cu = opt_.c_puct * sqrt_n;
     const float best_score = best.q + cu * best.root_prior / (1.0f + best.visits);
@@ -62,6 +118,7 @@ RootSummary Tree::summarize(std::vector<RootChild>& out) const {
       k.target = std::max(0.0f, t);
     }
   }
+  if (solver) proven_targets(out, s.best);
 
   double total = 0;
   for (const RootChild& k : out) total += k.target;
@@ -87,6 +144,7 @@ Move Tree::choose_move(const MoveChoiceOptions& choice, int ply, std::vector<Roo
   }
   if (choice.mode == MoveChoice::MOST_VISITS || ply >= choice.greedy_after_ply)
     return kids[s.best].move;
+  if (kids[s.best].proven == 1 || kids[s.best].proven == -1) return kids[s.best].move;  // a proof decides
   const double temp = std::max(1e-3f, choice.temperature_at(ply));
   double tmax = 0;
   for (const RootChild& k : kids) tmax = std::max(tmax, double(k.target));
@@ -111,8 +169,9 @@ void Tree::principal_variation(std::vector<Move>& out, int max_len) const {
   while (int(out.size()) < max_len) {
     const Node& x = nodes_[idx];
     if (x.state != NodeState::EXPANDED || x.first_child == kNoNode) return;
-    uint32_t best = kNoNode;
-    for (int i = 0; i < x.num_children; ++i) {
+    const bool proven = opt_.proven_results && x.proven();
+    uint32_t best = proven ? proof_child(x) : kNoNode;
+    for (int i = 0; i < x.num_children && !proven; ++i) {
       const uint32_t ci = x.first_child + i;
       if (nodes_[ci].n <= 0) continue;
       if (best == kNoNode || nodes_[ci].n > nodes_[best].n ||
@@ -123,6 +182,25 @@ void Tree::principal_variation(std::vector<Move>& out, int max_len) const {
     out.push_back(Move(nodes_[best].move));
     idx = best;
   }
+}
+
+uint32_t Tree::proof_child(const Node& x) const {
+  uint32_t best = kNoNode;
+  for (int i = 0; i < x.num_children; ++i) {
+    const uint32_t ci = x.first_child + i;
+    const Node& c = nodes_[ci];
+    if (!c.proven() || c.lo != -x.lo) continue;  // the child's result is the node's
+    const Node* b = best == kNoNode ? nullptr : &nodes_[best];
+    const bool longer = b && c.plies > b->plies, shorter = b && c.plies < b->plies;
+    if (!b || (x.lo == kLoss ? longer : shorter)) best = ci;
+  }
+  return best;
+}
+
+void Tree::proofs(std::vector<Proof>& out) const {
+  out.clear();
+  for (uint32_t i = 0; i < uint32_t(nodes_.size()); ++i)
+    if (nodes_[i].proven()) out.push_back({i, nodes_[i].lo, nodes_[i].plies});
 }
 
 void Tree::path_to(uint32_t node, std::vector<Move>& out) const {

@@ -36,8 +36,9 @@ void Tree::advance(Move m, NodeArena& scratch) {
   if (root.first_child != kNoNode)
     for (int i = 0; i < root.num_children; ++i)
       if (nodes_[root.first_child + i].move == m.data) child = root.first_child + i;
-  bool keep = child != kNoNode && (nodes_[child].state == NodeState::EXPANDED ||
-                                   nodes_[child].state == NodeState::TERMINAL);
+  // A terminal child has no subtree; when the game goes on from it (a twofold
+  // repetition inside the tree is not the end of the game) it starts afresh.
+  bool keep = child != kNoNode && nodes_[child].state == NodeState::EXPANDED;
   if (keep) {
     nodes_.extract_subtree(child, opt_.subtree_retention, scratch);
     nodes_.swap(scratch);
@@ -60,10 +61,22 @@ void Tree::advance(Move m, NodeArena& scratch) {
   clear_depths();
 }
 
+void Tree::set_draw_side(float root_value) {
+  const float d = opt_.draw_score;
+  draw_root_ = root_value > 0 ? -d : root_value < 0 ? d : 0.0f;
+  draw_side_wanted_ = false;
+}
+
 void Tree::begin_search(int visits, bool noise) {
   target_ = float(visits);
   noise_active_ = noise_wanted_ = false;
   clear_depths();
+  draw_root_ = 0;
+  draw_side_wanted_ = false;
+  if (opt_.draw_score > 0) {
+    if (root_expanded()) set_draw_side(nodes_[0].value());
+    else draw_side_wanted_ = true;
+  }
   if (noise && opt_.dirichlet_epsilon > 0) {
     if (root_expanded()) make_noise();
     else noise_wanted_ = true;
@@ -99,10 +112,13 @@ void Tree::prefetch_root_children() const {
 
 bool Tree::needs_leaf() const {
   const Node& r = nodes_[0];
-  return r.n + float(r.inflight) < target_ && int(r.inflight) < opt_.leaves_per_tree;
+  return r.n + float(r.inflight) < target_ && int(r.inflight) < opt_.leaves_per_tree && !root_proven();
 }
 
-bool Tree::done() const { return nodes_[0].n >= target_ && nodes_[0].inflight == 0; }
+bool Tree::done() const {
+  const Node& r = nodes_[0];
+  return (r.n >= target_ || (root_proven() && r.state == NodeState::EXPANDED)) && r.inflight == 0;
+}
 
 float Tree::root_prior(int i) const {
   const Node& c = nodes_[nodes_[0].first_child + i];
@@ -110,20 +126,30 @@ float Tree::root_prior(int i) const {
   return (1.0f - opt_.dirichlet_epsilon) * c.prior + opt_.dirichlet_epsilon * noise_[i];
 }
 
-// Q(parent, child) from the parent's side to move, virtual loss included.
+float Tree::proven_value(const Node& x, int depth) const {
+  const float scale = x.plies ? std::pow(opt_.discount, float(x.plies)) : 1.0f;
+  return (x.lo == kDraw ? draw_value(depth) : float(x.lo)) * scale;
+}
+
+// Q(parent, child) from the parent's side to move, virtual loss included
+// (the parent is the root: summaries only).
 float Tree::child_q(const Node& parent, const Node& child) const {
+  if (opt_.proven_results && child.proven()) return -opt_.discount * proven_value(child, 1);
   float nc = child.n + float(child.inflight);
   if (nc <= 0) return parent.value() - opt_.fpu_reduction;
   return (-opt_.discount * child.w - opt_.virtual_loss * float(child.inflight)) / nc;
 }
 
-// Children are sorted by prior (descending) when their parent is expanded.
-// Away from the root every unreached (NEW) child scores fpu + cu * prior, so
-// the first NEW child beats all later ones and, as only it can be chosen,
-// reached children always form a prefix: the scan stops at the first NEW
-// child. At the root, noise and forced playouts reorder, so it scans all.
+// Children are sorted when their parent is expanded: those that end the game
+// first, the others by prior (descending). Away from the root every
+// unreached (NEW) child scores fpu + cu * prior, so the first NEW child beats
+// all later ones and, as only it can be chosen, reached children always form
+// a prefix of the non-terminal ones: the scan stops at the first NEW child.
+// At the root, noise and forced playouts reorder, so it scans all. A proven
+// child scores its exact value (it is never descended into: a traversal that
+// selects it backs that value up at once), and may be chosen while waiting.
 template <bool Root>
-uint32_t Tree::select(uint32_t idx) const {
+uint32_t Tree::select(uint32_t idx, int depth) const {
   const Node& p = nodes_[idx];
   const float parent_n = p.n + float(p.inflight);
   const float cu = opt_.c_puct * std::sqrt(std::max(1.0f, parent_n));
@@ -132,15 +158,19 @@ uint32_t Tree::select(uint32_t idx) const {
   const float* noise = Root && noise_active_ ? noise_.data() : nullptr;
   const float eps = opt_.dirichlet_epsilon;
   const float forced_scale = Root ? opt_.forced_playout_k * p.n : 0.0f;  // forced: nc^2 < k P N
+  const bool solver = opt_.proven_results;
   uint32_t best = kNoNode, best_forced = kNoNode;
   float best_score = -1e30f, best_forced_score = -1e30f;
   const Node* kids = &nodes_[p.first_child];
   for (int i = 0; i < p.num_children; ++i) {
     const Node& c = kids[i];
-    if (c.state == NodeState::PENDING) continue;  // already waiting for the network
+    const bool proven = solver && c.proven();
+    if (c.state == NodeState::PENDING && !proven) continue;  // already waiting for the network
     const float prior = Root && noise ? (1.0f - eps) * c.prior + eps * noise[i] : c.prior;
     const float nc = c.n + float(c.inflight);
-    const float q = nc > 0 ? (-gamma * c.w - vl * float(c.inflight)) / nc : fpu;
+    const float q = proven    ? -gamma * proven_value(c, depth + 1)
+                    : nc > 0  ? (-gamma * c.w - vl * float(c.inflight)) / nc
+                              : fpu;
     const float score = q + cu * prior / (1.0f + nc);
     if (score > best_score) best_score = score, best = p.first_child + i;
     if constexpr (Root) {
@@ -168,14 +198,62 @@ void Tree::expand_children(uint32_t idx, const Position& pos, const MoveList& li
   }
 }
 
-int Tree::path_repetitions(int halfmove_clock) const {
-  const int t = int(keys_.size()) - 1;
-  const Key k = keys_[t];
+int Tree::repetitions_of(Key key, int halfmove_clock, bool next) const {
+  const int t = int(keys_.size()) - (next ? 0 : 1);  // index of `key` in the sequence
   const int window = std::min(halfmove_clock, t);
   int count = 0;
   for (int back = 4; back <= window; back += 2)
-    if (keys_[t - back] == k) ++count;
+    if (keys_[t - back] == key) ++count;
   return count;
+}
+
+static float terminal_value(const GameStatus& st) {
+  return st.termination == Termination::CHECKMATE ? -1.0f : 0.0f;
+}
+
+// keys_ ends with `pos` (the node being expanded), so a child is one ply on.
+void Tree::classify_children(uint32_t idx, const Position& pos) {
+  Node* kids = &nodes_[nodes_[idx].first_child];
+  const int k = nodes_[idx].num_children;
+  const int min_reps = opt_.twofold_draws ? 1 : 2;  // children are never the root
+  for (int i = 0; i < k; ++i) {
+    Position c = pos;
+    c.play(Move(kids[i].move));
+    const int reps = repetitions_of(c.key(), c.halfmove_clock(), true);
+    GameStatus st = evaluate_status(c, reps, c.count_legal_moves());
+    if (!st.is_over() && reps >= min_reps) st.termination = Termination::THREEFOLD_REPETITION;
+    if (!st.is_over()) continue;
+    kids[i].state = NodeState::TERMINAL;
+    kids[i].raw = terminal_value(st);
+    kids[i].prove(kids[i].raw < 0 ? kLoss : kDraw, 0);
+  }
+}
+
+void Tree::prove_up(uint32_t idx) {
+  while (idx != kNoNode) {
+    Node& x = nodes_[idx];
+    if (x.first_child == kNoNode || x.state == NodeState::TERMINAL) return;
+    const Node* kids = &nodes_[x.first_child];
+    int lo = kLoss, hi = kLoss;
+    int win = -1, draw = -1, loss = -1;  // shortest win, shortest draw, longest loss (child plies)
+    for (int i = 0; i < x.num_children; ++i) {
+      const Node& c = kids[i];
+      lo = std::max(lo, -int(c.hi));
+      hi = std::max(hi, -int(c.lo));
+      if (!c.proven()) continue;
+      const int p = c.plies;
+      if (c.lo == kLoss) win = win < 0 ? p : std::min(win, p);
+      else if (c.lo == kDraw) draw = draw < 0 ? p : std::min(draw, p);
+      else loss = std::max(loss, p);
+    }
+    int plies = 0;
+    if (lo == hi) plies = 1 + (lo == kWin ? win : lo == kDraw ? draw : loss);
+    if (lo == x.lo && hi == x.hi && plies == x.plies) return;
+    x.lo = int8_t(lo);
+    x.hi = int8_t(hi);
+    x.plies = uint16_t(std::min(plies, 65535));
+    idx = x.parent;
+  }
 }
 
 void Tree::encode(const Position& pos, int repetitions, float* planes) const {
@@ -191,31 +269,41 @@ void Tree::encode(const Position& pos, int repetitions, float* planes) const {
   encode_planes(pos, ctx, planes);
 }
 
-static float terminal_value(const GameStatus& st) {
-  return st.termination == Termination::CHECKMATE ? -1.0f : 0.0f;
-}
-
 Traversal Tree::traverse(float* planes) {
   keys_.resize(history_len_);
   path_.clear();
   Position pos = root_pos_;
   uint32_t idx = 0;
   nodes_[0].inflight++;
+  const bool solver = opt_.proven_results;
   for (;;) {
     Node& x = nodes_[idx];
+    const int depth = int(path_.size());
+    if (idx != 0 && solver && x.proven()) {  // exact value, nothing to search below
+      note_depth();
+      backup(idx, proven_value(x, depth));
+      return {Traversal::TERMINAL, idx};
+    }
     if (x.state == NodeState::NEW) {
-      const int reps = path_repetitions(pos.halfmove_clock());
+      const int reps = repetitions_of(pos.key(), pos.halfmove_clock(), false);
       MoveList list;  // generated once: the status and the children both need it
       pos.legal_moves(list);
-      const GameStatus st = evaluate_status(pos, reps, list.size);
+      GameStatus st = evaluate_status(pos, reps, list.size);
+      if (!st.is_over() && idx != 0 && opt_.twofold_draws && reps >= 1)
+        st.termination = Termination::THREEFOLD_REPETITION;  // a repetition inside the tree
       if (st.is_over()) {
         x.state = NodeState::TERMINAL;
         x.raw = terminal_value(st);
+        x.prove(x.raw < 0 ? kLoss : kDraw, 0);
         note_depth();
-        backup(idx, x.raw);
+        backup(idx, x.raw < 0 ? x.raw : draw_value(depth));
         return {Traversal::TERMINAL, idx};
       }
       expand_children(idx, pos, list);
+      if (solver) {
+        classify_children(idx, pos);
+        prove_up(idx);
+      }
       nodes_[idx].state = NodeState::PENDING;
       encode(pos, reps, planes);
       note_depth();
@@ -223,7 +311,7 @@ Traversal Tree::traverse(float* planes) {
     }
     if (x.state == NodeState::TERMINAL) {
       note_depth();
-      backup(idx, x.raw);
+      backup(idx, x.raw < 0 ? x.raw : draw_value(depth));
       return {Traversal::TERMINAL, idx};
     }
     if (x.state == NodeState::PENDING) {  // only the root can get here
@@ -231,7 +319,7 @@ Traversal Tree::traverse(float* planes) {
       ++collisions_;
       return {Traversal::COLLISION, kNoNode};
     }
-    const uint32_t c = idx == 0 ? select<true>(idx) : select<false>(idx);
+    const uint32_t c = idx == 0 ? select<true>(idx, depth) : select<false>(idx, depth);
     if (c == kNoNode) {
       undo(idx);
       ++collisions_;
@@ -275,14 +363,18 @@ Backup Tree::apply(uint32_t leaf, const float* legal, const float* wdl) {
   } else {  // every legal logit is -inf: no preference
     for (int i = 0; i < k; ++i) prior[i] = 1.0f / float(k);
   }
-  // Most likely first (stable: ties keep legal-move order). The children are
-  // NEW and differ only in (prior, move, action), so sorting an index by
-  // prior and writing those three back in that order permutes them.
+  // Children that end the game first, then the most likely (stable: ties
+  // keep legal-move order). Children are NEW or TERMINAL (unvisited), so
+  // moving whole nodes permutes them.
   uint8_t order[MoveList::kCapacity];
   bool sorted = true;
+  auto before = [&](int a, int b) {  // a strictly before b
+    const bool ta = kids[a].state == NodeState::TERMINAL, tb = kids[b].state == NodeState::TERMINAL;
+    return ta != tb ? ta : prior[a] > prior[b];
+  };
   for (int i = 0; i < k; ++i) {
     order[i] = uint8_t(i);
-    sorted &= i == 0 || prior[i - 1] >= prior[i];
+    sorted &= i == 0 || !before(i, i - 1);
   }
   if (sorted) {
     for (int i = 0; i < k; ++i) kids[i].prior = prior[i];
@@ -290,21 +382,29 @@ Backup Tree::apply(uint32_t leaf, const float* legal, const float* wdl) {
     for (int i = 1; i < k; ++i) {
       const uint8_t moving = order[i];
       int j = i;
-      for (; j > 0 && prior[order[j - 1]] < prior[moving]; --j) order[j] = order[j - 1];
+      for (; j > 0 && before(moving, order[j - 1]); --j) order[j] = order[j - 1];
       order[j] = moving;
     }
-    uint16_t move[MoveList::kCapacity], action[MoveList::kCapacity];
-    for (int i = 0; i < k; ++i) move[i] = kids[i].move, action[i] = kids[i].action;
+    if (sort_scratch_.size() < size_t(k)) sort_scratch_.resize(MoveList::kCapacity);
+    Node* tmp = sort_scratch_.data();
     for (int i = 0; i < k; ++i) {
-      kids[i].prior = prior[order[i]];
-      kids[i].move = move[order[i]];
-      kids[i].action = action[order[i]];
+      tmp[i] = kids[order[i]];
+      tmp[i].prior = prior[order[i]];
     }
+    std::copy(tmp, tmp + k, kids);
   }
   x.raw = std::clamp(wdl[0] - wdl[2], -1.0f, 1.0f);
   x.state = NodeState::EXPANDED;
   if (leaf == 0 && noise_wanted_) make_noise();
+  if (leaf == 0 && draw_side_wanted_) set_draw_side(x.raw);
+  if (opt_.proven_results && x.proven()) return {leaf, proven_value(x, depth_of(leaf))};
   return {leaf, x.raw};
+}
+
+int Tree::depth_of(uint32_t idx) const {
+  int d = 0;
+  for (uint32_t i = idx; i != 0 && i != kNoNode; i = nodes_[i].parent) ++d;
+  return d;
 }
 
 void Tree::backup(uint32_t idx, float value) {

@@ -9,9 +9,23 @@
 // until done(). Several traversals may wait at once (virtual loss); a
 // traversal never goes to a leaf already waiting for the network. Terminal
 // positions (mate, stalemate, insufficient material, fifty moves, threefold
-// repetition over the game history plus the path) are backed up at once with
-// their exact value. Values are W - L from the side to move of each node and
-// are multiplied by `discount` for every ply they travel up.
+// repetition over the game history plus the path, and with `twofold_draws`
+// any repetition below the root) are backed up at once with their exact
+// value. Values are W - L from the side to move of each node and are
+// multiplied by `discount` for every ply they travel up.
+//
+// Proven results (`proven_results`, an MCTS-solver after Lc0's certainty
+// propagation): when a node is expanded, each child whose move ends the game
+// is classified at once (no network call), and every node keeps bounds on
+// its game-theoretic value (node.h). A node with a child proven lost for the
+// opponent is a proven win; one whose children are all proven wins for the
+// opponent a proven loss; draws and bounds likewise. Bounds propagate up
+// when they change. A traversal that reaches a proven node backs its exact
+// value (discounted by its distance to the end) up at once, so no visits are
+// spent inside a proven subtree; the root prefers the shortest proven win,
+// avoids proven losses (the longest when all lose), and a search ends as soon
+// as its root is proven. Proofs survive subtree reuse: the positions that
+// precede a node (game plus path) do not change when the root advances.
 //
 // After a move, advance() makes the played child the root and keeps
 // `subtree_retention` of every retained node's statistics.
@@ -47,6 +61,8 @@ struct RootChild {
   float prior = 0;       // network prior, no noise
   float root_prior = 0;  // prior used at the root (noise mixed in when active)
   float q = 0;           // backed-up value from the root's side to move (FPU value when unvisited)
+  int proven = -2;       // proven result of the move for the root's side: 1 win, 0 draw, -1 loss, -2 unknown
+  int plies = 0;         // plies from the root to the end of the game along the proof (when proven)
 };
 
 // What a finished search says about the root.
@@ -56,7 +72,9 @@ struct RootSummary {
   float raw_value = 0;   // network value of the root position
   float best_q = 0;      // q of the most visited child
   float surprise = 0;    // KL(target / sum || prior) over legal moves
-  int best = -1;         // index (in the child list) of the most visited child
+  int best = -1;         // index (in the child list) of the move to play at temperature 0
+  int proven = -2;       // proven result of the root for its side: 1 win, 0 draw, -1 loss, -2 unknown
+  int plies = 0;         // plies to the end of the game along the proof (when proven)
 };
 
 class Tree {
@@ -96,7 +114,7 @@ class Tree {
   Backup apply(uint32_t leaf, const float* legal_logits, const float* wdl);
   // Adds `b` to its node's statistics and moves it to the parent (the value
   // discounted and negated); false once the root was updated.
-  bool backup_step(Backup& b) {
+  bool backup_step(Backup& b) {  // (inline: the owners' hot loop)
     Node& x = nodes_[b.node];
     x.n += 1.0f;
     x.w += b.value;
@@ -109,6 +127,7 @@ class Tree {
   const Position& root_position() const { return root_pos_; }
   const Node& root() const { return nodes_[0]; }
   bool root_expanded() const { return nodes_[0].state == NodeState::EXPANDED; }
+  bool root_proven() const { return opt_.proven_results && nodes_[0].proven(); }
   size_t node_count() const { return nodes_.size(); }
   uint64_t collisions() const { return collisions_; }
   // Depth statistics of the traversals since the search began (reset by
@@ -133,16 +152,39 @@ class Tree {
   void principal_variation(std::vector<Move>& out, int max_len) const;
   // Moves from the root to `node` (for diagnostics and tests).
   void path_to(uint32_t node, std::vector<Move>& out) const;
+  // Every proven node below the root (diagnostics and tests): index, result
+  // for its side to move (kLoss, kDraw, kWin) and plies to the end.
+  struct Proof {
+    uint32_t node;
+    int result;
+    int plies;
+  };
+  void proofs(std::vector<Proof>& out) const;
 
  private:
   float root_prior(int i) const;
   float child_q(const Node& parent, const Node& child) const;
+  // Exact value of a proven node at `depth` plies below the root, from its
+  // side to move: +-discount^plies, or the draw value at that depth.
+  float proven_value(const Node& x, int depth) const;
+  // Value of a draw at `depth` plies below the root, from that node's side to move.
+  float draw_value(int depth) const { return depth & 1 ? -draw_root_ : draw_root_; }
+  void set_draw_side(float root_value);
   template <bool Root>
-  uint32_t select(uint32_t node) const;  // the child to descend to, kNoNode if none
+  uint32_t select(uint32_t node, int depth) const;  // the child to descend to, kNoNode if none
   void expand_children(uint32_t node, const Position& pos, const MoveList& moves);
+  // Classifies the children of `node` (at `pos`) that end the game.
+  void classify_children(uint32_t node, const Position& pos);
+  // Recomputes the bounds of `node` from its children, and of its ancestors while they change.
+  void prove_up(uint32_t node);
   void backup(uint32_t node, float value);
   void undo(uint32_t node);
-  int path_repetitions(int halfmove_clock) const;
+  int depth_of(uint32_t node) const;  // plies from the root
+  // The child a proven node's result comes from: the shortest win or draw, the longest loss.
+  uint32_t proof_child(const Node& x) const;
+  // Earlier occurrences of `key` (a position with `halfmove_clock`, one ply
+  // after the last entry of keys_ when `next` is set) in the game and path.
+  int repetitions_of(Key key, int halfmove_clock, bool next) const;
   void encode(const Position& pos, int repetitions, float* planes) const;
   void make_noise();
   void note_depth() {
@@ -163,9 +205,12 @@ class Tree {
   std::vector<Move> path_;        // moves of the current traversal
   std::vector<float> noise_;      // root Dirichlet sample, one per root child
   std::vector<double> weights_;   // move-sampling weights (scratch)
+  std::vector<Node> sort_scratch_;  // children being reordered by apply() (scratch)
   bool noise_active_ = false;     // noise_ mixes into the root prior
   bool noise_wanted_ = false;     // sample noise as soon as the root is expanded
   float target_ = 0;              // root visits that end the search
+  float draw_root_ = 0;           // value of a draw for the root's side to move (draw_score)
+  bool draw_side_wanted_ = false; // set draw_root_ once the root is evaluated
   uint64_t collisions_ = 0;       // traversals abandoned because every choice was waiting
   int seldepth_ = 0;              // deepest traversal of this search
   uint64_t depth_sum_ = 0;        // sum of the depths of this search's traversals

@@ -55,6 +55,8 @@ class RootReport:
     nodes: int  # nodes held by the slot's tree
     seldepth: int = 0  # deepest ply a traversal of this search reached
     mean_depth: float = 0.0  # mean ply of the leaves this search reached
+    proven: int | None = None  # proven result for the root's side: 1 win, 0 draw, -1 loss
+    proven_plies: int = 0  # plies to the end of the game along the proof
 
 
 def most_visits() -> MoveChoiceOptions:
@@ -162,6 +164,8 @@ class SlotSearch:
             nodes=int(r["nodes"]),
             seldepth=int(r["seldepth"]),
             mean_depth=float(r["mean_depth"]),
+            proven=r["proven"],
+            proven_plies=int(r["proven_plies"]),
         )
 
     def choose(self, slot: int, *, ply: int = 0, choice: MoveChoiceOptions | None = None) -> str:

@@ -31,6 +31,8 @@ class MoveStats:
     policy_target: float  # visits after forced-playout pruning
     prior: float  # network prior, no noise
     q: float  # backed-up value (first-play urgency value when unvisited)
+    proven: int | None = None  # proven result for the root's side: 1 win, 0 draw, -1 loss
+    plies: int = 0  # plies from the root to the end of the game along the proof
 
 
 @dataclass(frozen=True)
@@ -43,7 +45,18 @@ class AnalysisResult:
     raw_value: float  # network value of the root position
     visits: float  # root visits
     principal_variation: list[str]
-    moves: list[MoveStats]  # every legal move, highest prior first
+    moves: list[MoveStats]  # every legal move: game-ending ones first, then highest prior first
+    proven: int | None = None  # proven result of the root for its side: 1 win, 0 draw, -1 loss
+    proven_plies: int = 0  # plies to the end of the game along the proof
+
+    @property
+    def mate_in(self) -> int | None:
+        """Moves to a proven mate (negative: getting mated), as UCI's ``score mate``."""
+        if self.proven == 1:
+            return (self.proven_plies + 1) // 2
+        if self.proven == -1:
+            return -(self.proven_plies // 2)
+        return None
 
     @property
     def visit_counts(self) -> dict[str, float]:
@@ -109,6 +122,11 @@ class BatchSearch:
             pipe.run(lambda: self._searcher.active > 0)
         return [self._result(i, game, pv_len) for i, game in enumerate(games)]
 
+    def proofs(self, slot: int = 0) -> list[tuple[list[str], int, int]]:
+        """Every proven node of ``slot``'s tree: (moves from the root, result for
+        that node's side to move: 1 win, 0 draw, -1 loss, plies to the end)."""
+        return [(list(m), int(r), int(p)) for m, r, p in self._searcher.proofs(slot)]
+
     def forget(self, slot: int) -> None:
         """Drops a slot's tree (e.g. at a new game)."""
         self._searcher.clear(slot)
@@ -117,14 +135,16 @@ class BatchSearch:
         r = self._searcher.result(slot, pv_len)
         best = self._searcher.choose_move(slot, self.choice, game.ply)
         moves = [
-            MoveStats(uci=u, action=a, visits=v, policy_target=t, prior=p, q=q)
-            for u, a, v, t, p, q in zip(
+            MoveStats(uci=u, action=a, visits=v, policy_target=t, prior=p, q=q, proven=pr, plies=pl)
+            for u, a, v, t, p, q, pr, pl in zip(
                 r["moves"],
                 r["actions"],
                 r["child_visits"],
                 r["child_targets"],
                 r["priors"],
                 r["q"],
+                r["child_proven"],
+                r["child_plies"],
                 strict=True,
             )
         ]
@@ -136,6 +156,8 @@ class BatchSearch:
             visits=float(r["visits"]),
             principal_variation=list(r["pv"]),
             moves=moves,
+            proven=r["proven"],
+            proven_plies=int(r["proven_plies"]),
         )
 
 

@@ -15,10 +15,15 @@ checks, in order: ``stop`` (or ``quit``/``ponderhit``), the time budget, and
   best-first tree search has no iteration depth; this is how deep it looks
   on average, as Lc0 reports), at least 1; ``seldepth``: the deepest ply any
   traversal of this search reached, at least the principal variation's length.
-- ``score``: ``mate N`` when the principal variation ends in checkmate and
-  the root value agrees in sign (|value| >= ``MATE_MIN_VALUE``), else ``cp``
+- ``score``: ``mate N`` when the search proved the root won or lost (N
+  moves to mate along the proof, negative when getting mated); without
+  proven results, when the principal variation ends in checkmate and the
+  root value agrees in sign (|value| >= ``MATE_MIN_VALUE``); else ``cp``
   from the root value by ``protocol.value_to_cp``; ``wdl`` (with
   ``UCI_ShowWDL``) by ``protocol.value_to_wdl``.
+
+A search whose root is proven ends at once; under ``go infinite`` or
+``go ponder`` the job still waits for ``stop`` before ``bestmove``.
 """
 
 from __future__ import annotations
@@ -75,11 +80,22 @@ def mate_score(game: core.Game, pv: tuple[str, ...], value: float) -> int | None
     return None
 
 
+def proven_mate(report: RootReport) -> int | None:
+    """Moves to mate of a root the search proved won (negative: lost), else None."""
+    if report.proven == 1:
+        return (report.proven_plies + 1) // 2
+    if report.proven == -1:
+        return -(report.proven_plies // 2)
+    return None
+
+
 def build_info(
     game: core.Game, report: RootReport, *, elapsed_s: float, new_visits: float, show_wdl: bool
 ) -> Info:
     """The ``info`` line for a root report (module docstring)."""
-    mate = mate_score(game, report.pv, report.value)
+    mate = proven_mate(report)
+    if mate is None and report.proven is None:
+        mate = mate_score(game, report.pv, report.value)
     score = Score(mate=mate) if mate is not None else Score(cp=value_to_cp(report.value))
     depth = max(1, round(report.mean_depth))
     return Info(
@@ -151,6 +167,8 @@ class SearchJob:
             self._search.start([(0, self.game)], visits=self.plan.visits)
             self._start_visits = self._retained_visits()
             self._search.drive(self._keep_going)
+            if self.plan.until_stop:  # a proven root ends the search early: wait for stop
+                self._stop.wait()
             report = self._search.report(0, pv_len=PV_PLIES)
             self._emit(self._info(report))
             best = self._search.choose(0, ply=self.game.ply)
@@ -203,4 +221,4 @@ class SearchJob:
         return format_info(info)
 
 
-__all__ = ["JobSettings", "SearchJob", "build_info", "mate_score", "terminal_info"]
+__all__ = ["JobSettings", "SearchJob", "build_info", "mate_score", "proven_mate", "terminal_info"]
