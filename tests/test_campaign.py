@@ -83,6 +83,14 @@ def test_smoke_campaign_records_everything(smoke_campaign: Path) -> None:
     history = client.get_metric_history(run.info.run_id, M.TRAIN_STEP)
     assert sorted(m.step for m in history) == [0, 1]
     assert sum(1 for k in run.data.metrics if k.startswith("budget/")) >= 2  # final budget sweep
+    for key in (M.joint_elo_key("policy"), M.joint_elo_key("searched", "bound"), M.budget_joint_key(0),
+                M.SELFPLAY_CONVERSION_CHANCES, M.SELFPLAY_CONVERSION_WON):
+        assert key in run.data.metrics, key
+    rung = cfg.evaluate.rungs[0]
+    assert M.conversion_key("searched", rung, "opportunities") in run.data.metrics
+    final = sorted((root / "runs" / "smoke-ci" / "evals").glob("gen_*"))[-1]
+    summary = (final / "summary.txt").read_text()
+    assert "policy: joint " in summary and "searched: joint " in summary and "nearest rung" in summary
     for param in ("preset", "model.size", "git.revision", "git.dirty", "dep.torch", "machine.cpus"):
         assert param in run.data.params, param
     artifacts = {a.path for a in client.list_artifacts(run.info.run_id)}

@@ -174,6 +174,11 @@ def test_selfplay_writes_a_shard_of_finished_games(with_model, request, tmp_path
     records = read_records(report["shard"])  # schema-checked
     assert len(records) == report["games"]
     assert sum(len(r.plies) for r in records) == report["positions"]
+    from chesszero.selfplay.logs import conversion_counts
+
+    counts = conversion_counts(records)
+    assert report["conversion"] == {"opportunities": counts.opportunities, "converted": counts.converted,
+                                    "rate": counts.rate}
 
 
 def test_selfplay_argument_errors(tmp_path: Path, capsys) -> None:

@@ -204,6 +204,28 @@ def test_rate_on_ladder_walks_and_prints_the_anchor() -> None:
 
 
 @needs_stockfish
+def test_rate_on_ladder_reports_the_joint_rating_over_every_rung_played() -> None:
+    rating, matches = rate_on_ladder(
+        GreedyPlayer(seed=4, name="model"),
+        table(),
+        [ITALIAN, QUEENS],
+        budget="n=1",
+        start="random",
+        max_matches=2,
+        max_plies=40,
+        concurrency=2,
+        engines=1,
+    )
+    assert rating.joint is not None
+    assert set(rating.joint.rung_names) == set(rating.scores) and len(matches) == len(rating.scores)
+    assert {r.rung: r.rating for r in rating.joint.rungs} == {n: table().rating(n) for n in rating.scores}
+    assert rating.joint.games == sum(len(m.games) for m in matches)
+    first, second = rating.describe().splitlines()  # the `ladder rate` command prints both
+    assert "sf-n1 = 1200" in first and second.startswith("model @ n=1: joint ")
+    assert rating.to_dict()["joint"] == rating.joint.to_dict()
+
+
+@needs_stockfish
 def test_calibrate_small_ladder_end_to_end(tmp_path: Path) -> None:
     rungs = [
         Rung("random", RungKind.RANDOM),

@@ -134,6 +134,8 @@ def _selfplay(args: argparse.Namespace) -> int:
         "positions": report.positions,
         "terminations": report.terminations,
         "non_decisive_rate": report.non_decisive_rate,
+        "conversion": {"opportunities": report.conversion.opportunities,
+                       "converted": report.conversion.converted, "rate": report.conversion.rate},
         "searches_per_s": report.searches_per_second,
         "seconds": report.seconds,
     }, indent=2))

@@ -4,20 +4,30 @@ searched, rated against the calibrated ladder (SPEC 10).
 For each mode the model plays the configured rungs (``evaluate.rungs``);
 the rating uses the rung whose score is nearest 0.5, anchored at that
 rung's calibrated rating, with a 95% bootstrap interval over opening pairs.
-The ladder's anchor and calibration date are logged with every rating. The
+Beside it goes the joint maximum-likelihood rating over all the rungs
+played (``evaluate.joint_rating``; a bound when every game was won or
+lost), and per rung the score, the final material and the conversion count
+(games the model led by 5+ pawns, and how many of those it won). The
+ladder's anchor and calibration date are logged with every rating. The
 final evaluation also sweeps search budgets (Table 1 of the paper).
 """
 
 from __future__ import annotations
 
 import json
+import math
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chesszero.campaign import metrics as M
 from chesszero.campaign.context import Campaign
 from chesszero.campaign.state import CampaignState
 from chesszero.campaign.tracking import Tracker
+
+if TYPE_CHECKING:
+    from chesszero.evaluate.joint_rating import JointRating
+    from chesszero.material import Conversion
 
 
 def _ladder(campaign: Campaign) -> Any:
@@ -31,8 +41,10 @@ def _ladder(campaign: Campaign) -> Any:
 
 def rate_model(campaign: Campaign, artifact: str, visits: int | None, out_dir: Path,
                label: str) -> dict[str, Any]:
-    """Plays the configured rungs; returns scores, the rating and its rung."""
+    """Plays the configured rungs; returns scores, material, conversion, the
+    nearest-rung rating with its rung, and the joint rating."""
     from chesszero.evaluate.engine_player import EnginePlayer
+    from chesszero.evaluate.joint_rating import joint_rating_of_matches
     from chesszero.evaluate.ladder import choose_rung
     from chesszero.evaluate.match import play_match
     from chesszero.evaluate.openings import load_openings
@@ -59,9 +71,33 @@ def rate_model(campaign: Campaign, artifact: str, visits: int | None, out_dir: P
         (out_dir / f"{label}_vs_{rung_name}.json").write_text(json.dumps(result.to_dict(), indent=1))
     scores = {name: r.score for name, r in results.items()}
     material = {name: r.final_material() for name, r in results.items()}
+    conversion = {name: r.conversion() for name, r in results.items()}
     nearest = choose_rung(scores)
     elo = results[nearest].elo(table.rating(nearest), resamples=ev.bootstrap_resamples)
-    return {"scores": scores, "material": material, "rung": nearest, "elo": elo, "ladder": table.header()}
+    joint = joint_rating_of_matches(results, {name: table.rating(name) for name in results},
+                                    resamples=ev.bootstrap_resamples)
+    return {"scores": scores, "material": material, "conversion": conversion, "rung": nearest, "elo": elo,
+            "joint": joint, "ladder": table.header()}
+
+
+def joint_metrics(key: Callable[..., str], label: str | int, joint: JointRating) -> dict[str, float]:
+    """A joint rating as metrics under ``key(label, suffix)``; an infinite end
+    (the open side of a bound) is left out."""
+    out = {key(label): joint.estimate, key(label, "bound"): {">": 1.0, "<": -1.0}.get(joint.direction, 0.0)}
+    if math.isfinite(joint.lower):
+        out[key(label, "lo")] = joint.lower
+    if math.isfinite(joint.upper):
+        out[key(label, "hi")] = joint.upper
+    return out
+
+
+def conversion_metrics(mode: str, rung: str, conversion: Conversion) -> dict[str, float]:
+    """Counts always; the rate only when there was an opportunity."""
+    out = {M.conversion_key(mode, rung, "opportunities"): float(conversion.opportunities),
+           M.conversion_key(mode, rung, "converted"): float(conversion.converted)}
+    if conversion.rate is not None:
+        out[M.conversion_key(mode, rung)] = conversion.rate
+    return out
 
 
 def evaluate_generation(campaign: Campaign, state: CampaignState, tracker: Tracker, *,
@@ -78,11 +114,15 @@ def evaluate_generation(campaign: Campaign, state: CampaignState, tracker: Track
         metrics[M.elo_key(mode, "lo")] = elo.lower
         metrics[M.elo_key(mode, "hi")] = elo.upper
         metrics[M.elo_key(mode, "bound")] = float(elo.is_bound)  # score 0 or 1: a one-sided bound
+        metrics.update(joint_metrics(M.joint_elo_key, mode, rated["joint"]))
         for rung, score in rated["scores"].items():
             metrics[M.score_key(mode, rung)] = score
             metrics[M.material_key(mode, rung)] = rated["material"][rung]
+            metrics.update(conversion_metrics(mode, rung, rated["conversion"][rung]))
         lines.append(f"{mode}: {elo.describe() if hasattr(elo, 'describe') else elo.estimate} "
                      f"(nearest rung {rated['rung']}; {rated['ladder']})")
+        lines.append(f"{mode}: {rated['joint'].describe()}")
+        lines.extend(f"{mode} vs {rung}: {c.describe()}" for rung, c in rated["conversion"].items())
     if budget_sweep:
         for visits in campaign.cfg.campaign.eval_visit_budgets:
             rated = rate_model(campaign, str(state.active_artifact), visits or None, out_dir / "budget",
@@ -91,6 +131,9 @@ def evaluate_generation(campaign: Campaign, state: CampaignState, tracker: Track
             metrics[M.budget_key(visits, "lo")] = rated["elo"].lower
             metrics[M.budget_key(visits, "hi")] = rated["elo"].upper
             metrics[M.budget_key(visits, "bound")] = float(rated["elo"].is_bound)
+            metrics.update(joint_metrics(M.budget_joint_key, visits, rated["joint"]))
+            lines.append(f"v{visits}: {rated['elo'].describe()} (nearest rung {rated['rung']}); "
+                         f"{rated['joint'].describe()}")
     (out_dir / "summary.txt").write_text("\n".join(lines) + "\n")
     tracker.log_artifact(out_dir, f"evals/gen_{g:04d}")
     tracker.log_params({"ladder.anchor": _ladder(campaign).header()})

@@ -30,6 +30,11 @@ SELFPLAY_GAMES_TOTAL = "selfplay/games_total"
 SELFPLAY_POSITIONS_TOTAL = "selfplay/positions_total"
 NON_DECISIVE = "selfplay/non_decisive_rate"
 MATERIAL_ASSIST = "selfplay/material_assist"
+SELFPLAY_CONVERSION = "selfplay/conversion"
+"""Share of (game, side) with a lead of 5+ pawns in the searched part that
+the side went on to win; not logged in a generation without such a lead."""
+SELFPLAY_CONVERSION_CHANCES = "selfplay/conversion_opportunities"
+SELFPLAY_CONVERSION_WON = "selfplay/conversion_converted"
 TERMINATIONS = (
     "checkmate",
     "stalemate",
@@ -70,6 +75,14 @@ def elo_key(mode: str, suffix: str = "") -> str:
     return f"elo/{mode}" + (f"_{suffix}" if suffix else "")
 
 
+def joint_elo_key(mode: str, suffix: str = "") -> str:
+    """Joint maximum-likelihood rating over every rung played; suffix '' | 'lo' |
+    'hi' | 'bound'. 'bound' is +1 for a lower bound (every game won: '' is then
+    the bound and 'hi' is not logged), -1 for an upper bound (every game lost:
+    no 'lo'), 0 for a point estimate."""
+    return f"elo_joint/{mode}" + (f"_{suffix}" if suffix else "")
+
+
 def score_key(mode: str, rung: str) -> str:
     return f"score/{mode}/{rung}"
 
@@ -79,6 +92,17 @@ def material_key(mode: str, rung: str) -> str:
     return f"material/{mode}/{rung}"
 
 
+def conversion_key(mode: str, rung: str, suffix: str = "") -> str:
+    """Games the model led by 5+ pawns at some point ('opportunities') and won
+    ('converted'); suffix '' is their ratio, not logged without an opportunity."""
+    return f"conversion/{mode}/{rung}" + (f"_{suffix}" if suffix else "")
+
+
 def budget_key(visits: int, suffix: str = "") -> str:
     """Rating at a search budget (0 visits = policy only), for Table 1."""
     return f"budget/{visits}" + (f"_{suffix}" if suffix else "")
+
+
+def budget_joint_key(visits: int, suffix: str = "") -> str:
+    """Joint rating at a search budget; suffixes as in ``joint_elo_key``."""
+    return f"budget_joint/{visits}" + (f"_{suffix}" if suffix else "")

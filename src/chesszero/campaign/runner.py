@@ -148,6 +148,10 @@ def finish_selfplay(campaign: Campaign, started: float) -> dict[str, float]:
                M.MATERIAL_ASSIST: campaign.cfg.selfplay.material_assist.at(state.generation)}
     for name in M.TERMINATIONS:
         metrics[M.termination_key(name)] = agg.get(f"term_{name}", 0.0)
+    metrics[M.SELFPLAY_CONVERSION_CHANCES] = agg["conversion_opportunities"]
+    metrics[M.SELFPLAY_CONVERSION_WON] = agg["conversion_converted"]
+    if "conversion" in agg:  # no lead of 5+ pawns in any game: no rate
+        metrics[M.SELFPLAY_CONVERSION] = agg["conversion"]
     _finish(campaign, state, started, metrics)
     return metrics
 

@@ -41,7 +41,11 @@ class ActorJob:
 
 @dataclass
 class ActorSummary:
-    """What one actor call produced (also the JSON sidecar of its shard)."""
+    """What one actor call produced (also the JSON sidecar of its shard).
+
+    Fields added later have defaults, so sidecars written before them still
+    load (``ActorSummary(**json)``); such a shard counts no conversion chances.
+    """
 
     shard: str | None
     actor: int
@@ -51,6 +55,8 @@ class ActorSummary:
     seconds: float
     terminations: dict[str, int]
     label: str
+    conversion_opportunities: int = 0  # (game, side) leads of 5+ pawns (selfplay.logs.conversion_counts)
+    conversion_converted: int = 0  # of those, won by that side
 
     @property
     def searches_per_second(self) -> float:
@@ -181,7 +187,9 @@ def run_actor_job(job: ActorJob, *, stop: threading.Event | None = None,
             summary = ActorSummary(
                 shard=str(report.path) if report.path else None, actor=job.actor, games=report.games,
                 positions=report.positions, searches=report.searches, seconds=report.seconds,
-                terminations=dict(report.terminations), label=job.label)
+                terminations=dict(report.terminations), label=job.label,
+                conversion_opportunities=report.conversion.opportunities,
+                conversion_converted=report.conversion.converted)
             write_json_atomic(pending_path, {"committed": asdict(summary),
                                              "pending": [p.to_dict() for p in actor.pending]})
             if report.path is not None:
@@ -201,7 +209,8 @@ def positions_needed(cfg: Config, available_presentations: float) -> int:
 
 
 def aggregate(summaries: list[ActorSummary]) -> dict[str, float]:
-    """Generation totals: games, positions, searches/s and terminations."""
+    """Generation totals: games, positions, searches/s, terminations and the
+    conversion counts (``conversion``, their ratio, only when there was a chance)."""
     games = sum(s.games for s in summaries)
     per_actor: dict[tuple[int, str], list[float]] = {}
     for s in summaries:  # calls of one actor run one after another; actors run side by side
@@ -215,7 +224,11 @@ def aggregate(summaries: list[ActorSummary]) -> dict[str, float]:
         for k, v in s.terminations.items():
             terms[k] = terms.get(k, 0) + v
     decisive = sum(terms.get(k, 0) for k in ("checkmate", "resignation"))
+    chances = sum(s.conversion_opportunities for s in summaries)
+    converted = sum(s.conversion_converted for s in summaries)
+    conversion = {"conversion": converted / chances} if chances else {}
     return {"games": games, "positions": sum(s.positions for s in summaries),
             "searches_per_s": rate,
             "non_decisive_rate": 1.0 - decisive / games if games else 0.0, **{f"term_{k}": v for k, v in terms.items()},
+            "conversion_opportunities": chances, "conversion_converted": converted, **conversion,
             "wall_s": seconds, "stamp": time.time()}

@@ -31,7 +31,9 @@ default on a terminal) it shows live progress with ``rich``.
 A model is rated at a given search budget by ``rate_on_ladder``: it plays a
 rung, walks up after a score above 0.5 and down after one below, and the
 rating comes from the match whose score is nearest 0.5 (Elo interval from
-the bootstrap in ``elo``, with that rung's rating as the fixed anchor).
+the bootstrap in ``elo``, with that rung's rating as the fixed anchor). The
+joint maximum-likelihood rating over every rung it played
+(``joint_rating``) is reported beside it.
 
 Command line::
 
@@ -57,6 +59,7 @@ from typing import Protocol
 import chess.engine
 
 from chesszero.evaluate.elo import EloEstimate
+from chesszero.evaluate.joint_rating import JointRating, joint_rating_of_matches
 from chesszero.evaluate.match import GameRecord, MatchResult, play_match
 from chesszero.evaluate.openings import DEFAULT_OPENINGS, Opening, load_openings
 from chesszero.evaluate.players import (
@@ -367,9 +370,16 @@ class LadderRating:
     elo: EloEstimate
     header: str
     scores: dict[str, float]
+    joint: JointRating | None = None
+    """Joint maximum-likelihood rating over every rung played (``joint_rating``)."""
 
     def describe(self) -> str:
-        return f"{self.player} @ {self.budget}: {self.elo.describe(self.rung)}; {self.header}"
+        """The nearest-rung rating with the ladder header, then the joint rating on
+        a second line (when there is one)."""
+        line = f"{self.player} @ {self.budget}: {self.elo.describe(self.rung)}; {self.header}"
+        if self.joint is None:
+            return line
+        return f"{line}\n{self.player} @ {self.budget}: {self.joint.describe()}"
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -377,6 +387,7 @@ class LadderRating:
             "budget": self.budget,
             "rung": self.rung,
             "elo": self.elo.to_dict(),
+            "joint": self.joint.to_dict() if self.joint is not None else None,
             "ladder": self.header,
             "scores": dict(self.scores),
         }
@@ -423,7 +434,8 @@ def rate_on_ladder(
     scores = {name: m.score for name, m in matches.items()}
     chosen = choose_rung(scores)
     elo = matches[chosen].elo(table.rating(chosen), seed=seed)
-    rating = LadderRating(player.name, budget, chosen, elo, table.header(), scores)
+    joint = joint_rating_of_matches(matches, {n: table.rating(n) for n in matches}, seed=seed)
+    rating = LadderRating(player.name, budget, chosen, elo, table.header(), scores, joint)
     return rating, list(matches.values())
 
 

@@ -11,7 +11,8 @@ stalemate, insufficient material, threefold repetition, fifty moves) or at
 which scores a draw. Every score is from ``first``'s point of view.
 
 The result (``MatchResult``) holds every game's moves, so it yields W/D/L, the
-score, the pentanomial of opening pairs, PGN and an Elo estimate.
+score, the pentanomial of opening pairs, PGN, an Elo estimate, the final
+material balance and the conversion count (``chesszero.material``).
 """
 
 from __future__ import annotations
@@ -27,6 +28,13 @@ from chesszero.evaluate.elo import EloEstimate, pentanomial_from_pair_scores, ra
 from chesszero.evaluate.openings import Opening
 from chesszero.evaluate.pgn import PLY_CAP, game_pgn
 from chesszero.evaluate.players import Player
+from chesszero.material import (  # noqa: F401  (PIECE_PAWNS, material_of_fen: re-exported)
+    PIECE_PAWNS,
+    Conversion,
+    conversion_of,
+    material_of_fen,
+    material_swing,
+)
 
 DEFAULT_MAX_PLIES = 300
 
@@ -37,15 +45,6 @@ class MatchCancelledError(RuntimeError):
 
 class IllegalMovePlayedError(ValueError):
     """A player answered with a move the referee does not accept."""
-
-
-PIECE_PAWNS = {"p": 1, "n": 3, "b": 3, "r": 5, "q": 9}
-
-
-def material_of_fen(fen: str) -> int:
-    """White's material minus Black's, in pawns, from a FEN's board field."""
-    board = fen.split(" ", 1)[0]
-    return sum(PIECE_PAWNS.get(c.lower(), 0) * (1 if c.isupper() else -1) for c in board)
 
 
 @dataclass(frozen=True)
@@ -123,14 +122,21 @@ class MatchResult:
         one that plays even games."""
         if not self.games:
             return 0.0
-        total = 0.0
-        for g in self.games:
-            game = core.Game(g.start_fen)
-            for uci in g.moves:
-                game.push_uci(uci)
-            white = material_of_fen(game.fen())
-            total += white if g.first_is_white else -white
+        total = sum(
+            material_swing(g.start_fen, g.moves).final_for(g.first_is_white) for g in self.games
+        )
         return total / len(self.games)
+
+    def conversion(self) -> Conversion:
+        """Games in which ``first`` was ahead by ``CONVERSION_LEAD`` (5) pawns or
+        more at some position (start and book plies included), and how many of
+        those it won; ``.rate`` is None without such a game. A game counts
+        once however often the lead came and went."""
+        total = Conversion()
+        for g in self.games:
+            swing = material_swing(g.start_fen, g.moves)
+            total += conversion_of(swing, g.first_is_white, g.score == 1.0)
+        return total
 
     def pair_scores(self) -> list[float]:
         """Score (0..2) of each opening pair, in opening order."""

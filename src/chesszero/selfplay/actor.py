@@ -15,8 +15,9 @@ or recorded (searched) positions is met, then:
 - feeds ``calibrator`` (``selfplay.resign.ResignCalibrator``) with every
   finished continuation game; games stopped at the ply cap are left out
   (their natural outcome is unknown, paper 4.2.5),
-- returns a :class:`ShardReport` with the termination histogram and the
-  non-decisive rate (draw-cycle diagnostics, reference 004).
+- returns a :class:`ShardReport` with the termination histogram, the
+  non-decisive rate (draw-cycle diagnostics, reference 004) and the
+  conversion count (leads of 5+ pawns, and how many were won).
 """
 
 from __future__ import annotations
@@ -29,11 +30,13 @@ from pathlib import Path
 from typing import Any
 
 from chesszero import _core
+from chesszero.material import Conversion
 from chesszero.search.evaluators import Evaluator
 from chesszero.search.pipeline import BatchPipeline
 from chesszero.selfplay.archive import ArchiveSettings, RestartArchive
 from chesszero.selfplay.logs import (
     PendingGame,
+    conversion_counts,
     log_to_pending,
     log_to_record,
     termination_histogram,
@@ -107,6 +110,7 @@ class ShardReport:
     searches: int  # searches finished during the call (all games)
     evaluations: int
     batches: int
+    conversion: Conversion = field(default_factory=Conversion)  # ``logs.conversion_counts``
 
     @property
     def games(self) -> int:
@@ -239,6 +243,7 @@ class SelfPlayActor:
             searches=after["searches"] - before["searches"],
             evaluations=after["evaluations"] - before["evaluations"],
             batches=after["batches"] - before["batches"],
+            conversion=conversion_counts(records),
         )
 
     def _top_up_restarts(self) -> None:

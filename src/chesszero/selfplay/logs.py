@@ -1,6 +1,8 @@
 """Native game logs -> typed values: finished games become
 :class:`~chesszero.selfplay.records.GameRecord`, unfinished ones
-:class:`PendingGame` (JSON-serialisable, resumable with new trees)."""
+:class:`PendingGame` (JSON-serialisable, resumable with new trees); and the
+per-shard diagnostics of finished games (termination histogram, conversion
+count)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from chesszero import _core, core
+from chesszero.material import Conversion, conversion_of, material_swing
 from chesszero.selfplay.records import GameRecord, SearchedPly
 
 TERMINATION_NAMES: dict[int, str] = {
@@ -167,10 +170,30 @@ def termination_histogram(records: Sequence[GameRecord]) -> dict[str, int]:
     return hist
 
 
+def conversion_counts(records: Sequence[GameRecord]) -> Conversion:
+    """Winning chances and how many were won, over finished games.
+
+    Each side of each game is one opportunity when it led by 5+ pawns
+    (``chesszero.material.CONVERSION_LEAD``) at some position of the searched
+    part of the game: the position after the prefix (random opening or
+    restart history) and every later one. It is converted when that side won,
+    by mate or resignation; a draw of any kind, the ply cap included, is a
+    missed chance. A game where both sides led by 5+ at different times gives
+    two opportunities (at most one converted).
+    """
+    total = Conversion()
+    for r in records:
+        swing = material_swing(r.start_fen, [*r.prefix_moves, *r.moves], skip=len(r.prefix_moves))
+        for white in (True, False):
+            total += conversion_of(swing, white, r.result == ("1-0" if white else "0-1"))
+    return total
+
+
 __all__ = [
     "RESULT_NAMES",
     "TERMINATION_NAMES",
     "PendingGame",
+    "conversion_counts",
     "log_plies",
     "log_to_pending",
     "log_to_record",
