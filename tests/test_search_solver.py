@@ -386,3 +386,18 @@ def test_self_play_games_end_only_at_threefold() -> None:
                 assert not board.is_repetition(3)
         assert set(record.moves) <= shuffle
         assert record.termination == "threefold_repetition" and board.is_repetition(3)
+
+
+def test_a_reused_proven_root_still_records_a_whole_visit() -> None:
+    """Retained visits are fractional (60% per move): a root that is already
+    proven when its search begins takes free visits up to one whole visit."""
+    search = BatchSearch(ScriptedEvaluator(record=False))
+    game = _game(MATE_IN_THREE[1])
+    first = search.search([game], visits=5000)[0]
+    line = first.principal_variation
+    for uci in line[:4]:
+        game.push_uci(uci)
+    calls = search.evaluator.calls  # type: ignore[attr-defined]
+    result = search.search([game], visits=1)[0]
+    assert result.mate_in == 1 and result.visits >= 1.0
+    assert search.evaluator.calls == calls  # type: ignore[attr-defined]

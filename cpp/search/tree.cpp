@@ -110,14 +110,22 @@ void Tree::prefetch_root_children() const {
   if (r.first_child != kNoNode) prefetch_lines(&nodes_[r.first_child], r.num_children * sizeof(Node));
 }
 
+// A proven root ends the search once it holds a whole visit (retained visits
+// may be fractional); the visits it still takes reach proven children only,
+// so they cost no network call.
+bool Tree::proven_enough() const {
+  const Node& r = nodes_[0];
+  return root_proven() && r.state == NodeState::EXPANDED && r.n >= 1.0f;
+}
+
 bool Tree::needs_leaf() const {
   const Node& r = nodes_[0];
-  return r.n + float(r.inflight) < target_ && int(r.inflight) < opt_.leaves_per_tree && !root_proven();
+  return r.n + float(r.inflight) < target_ && int(r.inflight) < opt_.leaves_per_tree && !proven_enough();
 }
 
 bool Tree::done() const {
   const Node& r = nodes_[0];
-  return (r.n >= target_ || (root_proven() && r.state == NodeState::EXPANDED)) && r.inflight == 0;
+  return (r.n >= target_ || proven_enough()) && r.inflight == 0;
 }
 
 float Tree::root_prior(int i) const {

@@ -128,6 +128,7 @@ class Tree {
   const Node& root() const { return nodes_[0]; }
   bool root_expanded() const { return nodes_[0].state == NodeState::EXPANDED; }
   bool root_proven() const { return opt_.proven_results && nodes_[0].proven(); }
+  bool proven_enough() const;  // the root is proven and has a whole visit: the search is over
   size_t node_count() const { return nodes_.size(); }
   uint64_t collisions() const { return collisions_; }
   // Depth statistics of the traversals since the search began (reset by
