@@ -18,7 +18,13 @@ import numpy as np
 import pytest
 
 from chesszero import core
-from chesszero.search import BatchSearch, ScriptedEvaluator, SearchOptions, UniformEvaluator, analyse
+from chesszero.search import (
+    BatchSearch,
+    ScriptedEvaluator,
+    SearchOptions,
+    UniformEvaluator,
+    analyse,
+)
 from chesszero.search.assist import with_material_assist
 from chesszero.selfplay.actor import ActorSettings, SelfPlayActor
 
@@ -401,3 +407,23 @@ def test_a_reused_proven_root_still_records_a_whole_visit() -> None:
     result = search.search([game], visits=1)[0]
     assert result.mate_in == 1 and result.visits >= 1.0
     assert search.evaluator.calls == calls  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(("value", "expected"), [(0.3, -1.0), (-0.3, 1.0), (0.0, 0.0)])
+def test_draw_score_counts_against_the_side_ahead(value: float, expected: float) -> None:
+    """The root side is ahead when its root value is positive: a draw then
+    costs it ``draw_score``; behind, a draw gains it as much; level, nothing."""
+
+    def constant(planes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        n = planes.shape[0]
+        r = 1 - abs(value)
+        wdl = [max(value, 0) + r / 3, r / 3, max(-value, 0) + r / 3]
+        return np.zeros((n, 1880), np.float32), np.tile(np.float32(wdl), (n, 1))
+
+    game = _game(chess.STARTING_FEN, ["g1f3", "g8f6", "f3g1"])
+    options = SearchOptions.self_play()
+    options.dirichlet_epsilon = 0.0
+    options.draw_score = 0.5
+    result = analyse(game, ScriptedEvaluator(constant), visits=50, options=options)
+    q = {m.uci: m.q for m in result.moves}
+    assert q["f6g8"] == pytest.approx(expected * 0.5 * options.discount)  # twofold: a draw inside the tree

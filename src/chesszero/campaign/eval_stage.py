@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from chesszero.campaign import metrics as M
 from chesszero.campaign.context import Campaign
+from chesszero.campaign.search_settings import evaluation_search
 from chesszero.campaign.state import CampaignState
 from chesszero.campaign.tracking import Tracker
 
@@ -58,7 +59,8 @@ def rate_model(campaign: Campaign, artifact: str, visits: int | None, out_dir: P
     results = {}
     for rung_name in ev.rungs:
         rung = table.rung(rung_name)
-        model = EnginePlayer(session, visits=visits, name=f"model-{label}")
+        model = EnginePlayer(session, visits=visits, name=f"model-{label}",
+                             options=evaluation_search(campaign.cfg))
         opponent = rung.player(seed=0, engines=2)
         try:
             result = play_match(model, opponent, openings, max_plies=ev.ply_cap, event=f"{label} vs {rung_name}")

@@ -20,6 +20,7 @@ from typing import Any
 
 from chesszero.campaign import metrics as M
 from chesszero.campaign.context import Campaign
+from chesszero.campaign.search_settings import evaluation_search
 from chesszero.campaign.state import CampaignState, write_json_atomic
 from chesszero.campaign.tracking import Tracker
 
@@ -92,8 +93,10 @@ def _gate_matches(campaign: Campaign, candidate: str, active: str, generation: i
             break
         k = len(gate.history)
         chosen = [openings[(k * ev.openings + i) % len(openings)] for i in range(ev.openings)]
-        cand = EnginePlayer(runtime.build(load_artifact(candidate)), visits=None, name="candidate")
-        act = EnginePlayer(runtime.build(load_artifact(active)), visits=None, name="active")
+        cand = EnginePlayer(runtime.build(load_artifact(candidate)), visits=None, name="candidate",
+                            options=evaluation_search(campaign.cfg))
+        act = EnginePlayer(runtime.build(load_artifact(active)), visits=None, name="active",
+                           options=evaluation_search(campaign.cfg))
         try:
             result = play_match(cand, act, chosen, max_plies=ev.ply_cap, event=f"promotion {k}")
             status = MatchStatus.COMPLETED

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from chesszero.campaign.context import Campaign, CampaignPaths
+from chesszero.campaign.search_settings import selfplay_search
 from chesszero.campaign.state import write_json_atomic
 from chesszero.config import Config
 
@@ -68,22 +69,13 @@ def actor_settings(cfg: Config, *, actor: int, seed: int, archive_path: Path) ->
     from chesszero.selfplay.actor import ActorSettings
     from chesszero.selfplay.archive import ArchiveSettings
 
-    s, sp = cfg.search, cfg.selfplay
+    sp = cfg.selfplay
     return ActorSettings(
         actor_id=f"actor{actor}",
         games_in_flight=sp.games_in_flight,
         batch_size=sp.batch_size,
         seed=seed,
-        search={
-            "c_puct": s.c_puct_selfplay,
-            "fpu_reduction": s.fpu_reduction,
-            "dirichlet_epsilon": s.dirichlet_epsilon,
-            "dirichlet_alpha": s.dirichlet_alpha,
-            "forced_playout_k": s.forced_playout_k,
-            "discount": s.discount,
-            "subtree_retention": s.subtree_retention,
-            "leaves_per_tree": s.leaves_per_tree,
-        },
+        search=selfplay_search(cfg),
         temperature=tuple((int(k), float(v)) for k, v in zip(sp.temperature.keys, sp.temperature.values, strict=True)),
         greedy_after_ply=sp.greedy_after_ply,
         random_opening_min_plies=sp.random_opening_min_plies,

@@ -79,6 +79,16 @@ class SearchConfig(_Section):
     subtree_retention: Fraction = Field(description="Share of visit statistics kept on reuse.")
     leaves_per_tree: PositiveInt = Field(le=256, description="In-flight traversals per tree.")
     visit_cap: StepSchedule[PositiveInt] = Field(description="Visits per recorded move, by generation.")
+    proven_results: bool = Field(
+        description="MCTS-solver: game-ending children recognised at expansion, proven results "
+        "propagate up, the root plays the shortest proven win (self-play and evaluation).")
+    twofold_draws: bool = Field(
+        description="Inside the tree a repetition of the game or path scores a draw (the game "
+        "itself ends at threefold; self-play and evaluation).")
+    draw_score: float = Field(
+        ge=0.0, le=1.0,
+        description="Self-play only: a draw is worth -draw_score to the side ahead at the root "
+        "(root value > 0) and +draw_score to the other side (0: draws are worth 0).")
 
 
 class RestartConfig(_Section):

@@ -1,0 +1,48 @@
+"""The recipe's search section as native search options, in one place.
+
+Self-play and evaluation share the tree rules (first-play urgency, discount,
+proven results, twofold repetitions inside the tree); they differ as SPEC 6
+says: c_puct, root noise and forced playouts in self-play only, and the draw
+score (contempt for the side ahead) is a self-play lever only.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chesszero.config import Config
+
+
+def selfplay_search(cfg: Config) -> dict[str, Any]:
+    """``SearchOptions`` fields of the self-play actors."""
+    s = cfg.search
+    return {
+        "c_puct": s.c_puct_selfplay,
+        "fpu_reduction": s.fpu_reduction,
+        "dirichlet_epsilon": s.dirichlet_epsilon,
+        "dirichlet_alpha": s.dirichlet_alpha,
+        "forced_playout_k": s.forced_playout_k,
+        "discount": s.discount,
+        "subtree_retention": s.subtree_retention,
+        "leaves_per_tree": s.leaves_per_tree,
+        "proven_results": s.proven_results,
+        "twofold_draws": s.twofold_draws,
+        "draw_score": s.draw_score,
+    }
+
+
+def evaluation_search(cfg: Config) -> Any:
+    """``SearchOptions`` of evaluation and promotion matches (no noise, no
+    forced playouts, no draw score: the network and its search alone)."""
+    from chesszero.search import SearchOptions
+
+    s = cfg.search
+    options = SearchOptions.evaluation()
+    options.c_puct = s.c_puct_eval
+    options.fpu_reduction = s.fpu_reduction
+    options.discount = s.discount
+    options.subtree_retention = s.subtree_retention
+    options.proven_results = s.proven_results
+    options.twofold_draws = s.twofold_draws
+    options.validate()
+    return options

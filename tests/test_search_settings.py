@@ -1,0 +1,37 @@
+"""The recipe's search section reaches self-play and evaluation search options."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from chesszero.campaign.search_settings import evaluation_search, selfplay_search
+from chesszero.config import load_config
+from chesszero.search import SearchOptions
+
+PARAMS = Path(__file__).resolve().parents[1] / "params.yaml"
+
+
+def test_recipe_defaults_turn_the_solver_and_twofold_draws_on() -> None:
+    cfg = load_config(PARAMS, preset="cpu")
+    sp = SearchOptions(**selfplay_search(cfg))
+    ev = evaluation_search(cfg)
+    assert sp.proven_results and sp.twofold_draws and ev.proven_results and ev.twofold_draws
+    assert sp.c_puct == pytest.approx(cfg.search.c_puct_selfplay)
+    assert ev.c_puct == pytest.approx(cfg.search.c_puct_eval)
+    assert ev.dirichlet_epsilon == 0.0 and ev.forced_playout_k == 0.0
+
+
+def test_recipe_switches_reach_both_and_the_draw_score_only_self_play() -> None:
+    cfg = load_config(PARAMS, preset="cpu", overrides={
+        "search.proven_results": False, "search.twofold_draws": False, "search.draw_score": 0.25})
+    sp = SearchOptions(**selfplay_search(cfg))
+    ev = evaluation_search(cfg)
+    assert not sp.proven_results and not sp.twofold_draws and sp.draw_score == pytest.approx(0.25)
+    assert not ev.proven_results and not ev.twofold_draws and ev.draw_score == 0.0
+
+
+def test_a_bad_draw_score_is_named() -> None:
+    with pytest.raises(ValueError, match=r"search\.draw_score"):
+        load_config(PARAMS, preset="cpu", overrides={"search.draw_score": 1.5})
