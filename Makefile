@@ -9,7 +9,7 @@ PYTEST_ARGS ?=
 CPP_SOURCES := $(shell find cpp -name '*.cpp' -o -name '*.h') CMakeLists.txt pyproject.toml
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all setup build system-deps test run demo bench lint clean mlflow-ui serve reports
+.PHONY: all setup build system-deps test run demo bench learning lint clean mlflow-ui serve reports
 export PREFECT_HOME ?= $(CURDIR)/.prefect
 
 all: test
@@ -45,6 +45,15 @@ demo: build
 
 bench: setup
 	$(PY) benchmarks/run_all.py --out reports/bench
+
+# The learning benchmark (hours; not part of `bench`): the cpu preset from random
+# weights for HOURS of campaign time, a final evaluation, and the learning curve in
+# reports/learning/learning-$(HOURS)h/ (`dvc repro learning-figure` redraws it).
+# LEARNING_ARGS adds options, e.g. LEARNING_ARGS=--no-prefect.
+HOURS ?= 2
+LEARNING_ARGS ?=
+learning: setup
+	$(PY) -m chesszero bench --only learning --hours $(HOURS) --name learning-$(HOURS)h $(LEARNING_ARGS)
 
 # MLflow UI on the project's store: http://127.0.0.1:5000
 mlflow-ui: build

@@ -23,7 +23,10 @@ Prints one table:
 Usage::
 
     python benchmarks/bench_replay.py --rows 200000 --global-batch 2048 --workers 2 \
-        --preset cpu --selfplay-seconds 15
+        --preset cpu --selfplay-seconds 15 [--json reports/bench/replay.json] [--quick]
+
+``--quick`` shrinks the store, the games and the self-play measurement
+(``QUICK``) for a smoke check; explicit options still win.
 """
 
 from __future__ import annotations
@@ -101,6 +104,9 @@ def write_shards(folder: Path, games: int, per_shard: int, max_plies: int, seed:
     return paths
 
 
+QUICK = {"rows": 40_000, "games": 24, "games_per_shard": 12, "batches": 10, "selfplay_seconds": 5.0}
+"""Reduced budgets of ``--quick`` (each applies only where the option was not given)."""
+
 SUPPLY_TARGET = 6.0
 """Materialisation must outrun the preset's self-play row supply by this factor."""
 
@@ -171,23 +177,34 @@ def selfplay_supply(preset: str, folder: Path, seconds: float) -> tuple[float, d
                                 "seconds": round(elapsed, 2)}
 
 
-def main() -> None:
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--rows", type=int, default=200_000, help="rows in the store for delivery")
+    ap.add_argument("--rows", type=int, default=None, help="rows in the store for delivery (200,000)")
     ap.add_argument("--global-batch", type=int, default=2048)
-    ap.add_argument("--batches", type=int, default=30, help="batches per delivery timing run")
+    ap.add_argument("--batches", type=int, default=None, help="batches per delivery timing run (30)")
     ap.add_argument("--trainer-rate", type=float, default=25_300.0,
                     help="trainer consumption, samples/s (paper: 25.3k training alone)")
     ap.add_argument("--reuse", type=float, default=4.0)
-    ap.add_argument("--games", type=int, default=96)
-    ap.add_argument("--games-per-shard", type=int, default=48)
+    ap.add_argument("--games", type=int, default=None, help="random games materialised (96)")
+    ap.add_argument("--games-per-shard", type=int, default=None, help="(48)")
     ap.add_argument("--max-plies", type=int, default=160)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--preset", default="cpu", help="params.yaml preset whose self-play supply is the reference")
-    ap.add_argument("--selfplay-seconds", type=float, default=15.0,
-                    help="self-play measurement time (0: skip, compare with trainer admission)")
-    ap.add_argument("--out", type=Path, default=None, help="write JSON results here")
-    args = ap.parse_args()
+    ap.add_argument("--selfplay-seconds", type=float, default=None,
+                    help="self-play measurement time (15; 0: skip, compare with trainer admission)")
+    ap.add_argument("--json", "--out", dest="json", type=Path, default=None,
+                    help="write JSON results here (common.report layout)")
+    ap.add_argument("--quick", action="store_true", help=f"reduced budgets {QUICK}")
+    args = ap.parse_args(argv)
+    full = {"rows": 200_000, "games": 96, "games_per_shard": 48, "batches": 30, "selfplay_seconds": 15.0}
+    for key, value in (QUICK if args.quick else full).items():
+        if getattr(args, key) is None:
+            setattr(args, key, value)
+    return args
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
 
     rows: list[Row] = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -270,7 +287,7 @@ def main() -> None:
                                                 for _ in range(args.batches)))
             rows.append(Row("  of which sampling only", sample_rate, "samples/s",
                             f"trainer {args.trainer_rate:,.0f}/s", sample_rate / args.trainer_rate))
-    report(f"replay throughput ({args.rows:,} rows, {args.games} games)", rows, args.out)
+    report(f"replay throughput ({args.rows:,} rows, {args.games} games)", rows, args.json)
 
 
 if __name__ == "__main__":

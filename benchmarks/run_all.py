@@ -11,9 +11,17 @@ A script that does not accept ``--json`` (or, with ``--quick``, ``--quick``)
 is listed as skipped, never run with flags it lacks. A failing script keeps
 its log, loses any stale JSON, and makes the exit status 1.
 
+A script that sets ``OPT_IN = True`` at module level (``bench_learning``: a
+campaign of hours) is not part of the default set: it runs only when named
+with ``--only``, with the terminal attached (its own live progress; no
+``.log``), and a run of opt-in scripts only writes ``<name>.md`` instead of
+``benchmarks.md``. Arguments ``run_all`` does not know are passed on to the scripts
+named with ``--only`` (e.g. ``--hours 2``).
+
 Usage::
 
     python benchmarks/run_all.py --out reports/bench [--quick] [--only core train]
+    python benchmarks/run_all.py --only learning --hours 2 [--name N] [--no-prefect]
     python benchmarks/run_all.py --list
     chesszero bench ...                  # the same
 """
@@ -48,6 +56,8 @@ class Script:
     path: Path
     has_json: bool
     has_quick: bool
+    opt_in: bool = False
+    """Runs only when named with ``--only``, attached to the terminal."""
 
     def skip_reason(self, quick: bool) -> str | None:
         missing = [flag for flag, ok in (("--json", self.has_json), ("--quick", self.has_quick or not quick))
@@ -67,14 +77,31 @@ def _accepts(source: str, flag: str) -> bool:
     return re.search(rf"""add_argument\(\s*["']{re.escape(flag)}["']""", source) is not None
 
 
+def _opt_in(source: str) -> bool:
+    return re.search(r"^OPT_IN\s*(?::\s*\w+\s*)?=\s*True\b", source, re.MULTILINE) is not None
+
+
 def discover(folder: Path = HERE) -> list[Script]:
     """The ``bench_*.py`` scripts of ``folder`` in name order, with their flag support."""
     scripts = []
     for path in sorted(folder.glob("bench_*.py")):
         source = path.read_text()
         scripts.append(Script(path.stem.removeprefix("bench_"), path,
-                              _accepts(source, "--json"), _accepts(source, "--quick")))
+                              _accepts(source, "--json"), _accepts(source, "--quick"), _opt_in(source)))
     return scripts
+
+
+def select(scripts: Sequence[Script], only: Sequence[str] | None) -> list[Script]:
+    """The scripts to run: those named in ``only``, else every script that is not opt-in.
+
+    Raises ``ValueError`` naming unknown benchmarks.
+    """
+    if not only:
+        return [s for s in scripts if not s.opt_in]
+    unknown = sorted(set(only) - {s.name for s in scripts})
+    if unknown:
+        raise ValueError(f"unknown benchmarks {unknown}; known: {[s.name for s in scripts]}")
+    return [s for s in scripts if s.name in only]
 
 
 def machine_description() -> dict[str, Any]:
@@ -101,23 +128,41 @@ def machine_description() -> dict[str, Any]:
     }
 
 
-def run_script(script: Script, out: Path, *, quick: bool, timeout: float | None) -> Outcome:
-    """Run one script, keep its log, and attach the run to its JSON."""
+def report_name(scripts: Sequence[Script]) -> str:
+    """``benchmarks.md``, or ``<name>.md`` for a run of opt-in scripts only (so
+    ``--only learning`` leaves the regular benchmark report alone)."""
+    if scripts and all(s.opt_in for s in scripts):
+        return "-".join(s.name for s in scripts) + ".md"
+    return "benchmarks.md"
+
+
+def run_script(script: Script, out: Path, *, quick: bool, timeout: float | None,
+               extra: Sequence[str] = ()) -> Outcome:
+    """Run one script, keep its log, and attach the run to its JSON.
+
+    ``extra`` arguments are appended to the command. An opt-in script writes
+    to the terminal instead of ``<name>.log`` (its live progress stays visible).
+    """
     target = out / f"{script.name}.json"
     target.unlink(missing_ok=True)  # never report a stale result as this run's
-    command = [sys.executable, str(script.path), "--json", str(target)] + (["--quick"] if quick else [])
+    command = ([sys.executable, str(script.path), "--json", str(target)] + (["--quick"] if quick else [])
+               + list(extra))
     start = time.perf_counter()
-    with open(out / f"{script.name}.log", "w") as log:
-        try:
-            code = subprocess.run(command, cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
-                                  timeout=timeout, check=False).returncode
-        except subprocess.TimeoutExpired:
-            code = None
+    where = "the output above" if script.opt_in else f"{script.name}.log"
+    try:
+        if script.opt_in:
+            code: int | None = subprocess.run(command, cwd=REPO, timeout=timeout, check=False).returncode
+        else:
+            with open(out / f"{script.name}.log", "w") as log:
+                code = subprocess.run(command, cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
+                                      timeout=timeout, check=False).returncode
+    except subprocess.TimeoutExpired:
+        code = None
     seconds = time.perf_counter() - start
     if code != 0 or not target.exists():
         target.unlink(missing_ok=True)
         why = "timed out" if code is None else f"exit {code}" if code else "wrote no JSON"
-        return Outcome(script, f"failed ({why}; see {script.name}.log)", seconds)
+        return Outcome(script, f"failed ({why}; see {where})", seconds)
     result = json.loads(target.read_text())
     shown = ["python", os.path.relpath(script.path, REPO), "--json", os.path.relpath(target, REPO),
              *command[4:]]
@@ -130,6 +175,46 @@ def _fmt(value: float | None, suffix: str = "") -> str:
     if value is None:
         return ""
     return f"{value:,.2f}{suffix}" if abs(value) < 100 else f"{value:,.0f}{suffix}"
+
+
+ROW_KEYS = ("name", "rate", "unit")
+"""Keys of a ``common.Row``; rows without them are drawn as a plain table of their keys."""
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, bool) or value is None:
+        return "" if value is None else str(value)
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        return _fmt(value)
+    if isinstance(value, dict):
+        return ", ".join(f"{k} {_cell(v)}" for k, v in value.items())
+    return str(value).replace("|", "\\|")
+
+
+def rows_table(rows: Sequence[dict[str, Any]]) -> list[str]:
+    """Markdown lines for a script's rows: the ``common.Row`` layout (rate, ratio
+    against a reference) when every row has it, otherwise one column per key
+    (e.g. ``bench_runtime``'s runtime/threads/positions_per_s rows)."""
+    if not rows:
+        return ["(no rows)"]
+    if all(isinstance(r, dict) and all(k in r for k in ROW_KEYS) for r in rows):
+        lines = ["| benchmark | rate | unit | compared with | ratio |", "|---|---:|---|---|---:|"]
+        for row in rows:
+            lines.append(f"| {row['name']} | {_fmt(row['rate'])} | {row['unit']} | "
+                         f"{row.get('reference', '')} | {_fmt(row.get('ratio'), 'x')} |")
+        return lines
+    keys: list[str] = []
+    for row in rows:
+        keys += [k for k in (row if isinstance(row, dict) else {}) if k not in keys]
+    if not keys:
+        return ["(rows without fields)"]
+    lines = ["| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)]
+    for row in rows:
+        data = row if isinstance(row, dict) else {}
+        lines.append("| " + " | ".join(_cell(data.get(k)) for k in keys) + " |")
+    return lines
 
 
 def markdown(outcomes: Sequence[Outcome], machine: dict[str, Any], *, quick: bool) -> str:
@@ -151,11 +236,10 @@ def markdown(outcomes: Sequence[Outcome], machine: dict[str, Any], *, quick: boo
         if o.result is None:
             lines += [f"Not measured: {o.status}.", ""]
             continue
-        lines += [f"`{o.result['run']['command']}` ({o.seconds:.0f} s)", ""]
-        lines += ["| benchmark | rate | unit | compared with | ratio |", "|---|---:|---|---|---:|"]
-        for row in o.result.get("rows", []):
-            lines.append(f"| {row['name']} | {_fmt(row['rate'])} | {row['unit']} | "
-                         f"{row.get('reference', '')} | {_fmt(row.get('ratio'), 'x')} |")
+        run = o.result.get("run", {})
+        if run.get("command"):
+            lines += [f"`{run['command']}` ({o.seconds:.0f} s)", ""]
+        lines += rows_table(o.result.get("rows", []))
         lines.append("")
     return "\n".join(lines)
 
@@ -167,26 +251,32 @@ class _Parser(argparse.ArgumentParser):
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = _Parser(prog="chesszero bench", description=__doc__.splitlines()[0])
+    parser = _Parser(prog="chesszero bench", description=__doc__.splitlines()[0], allow_abbrev=False,
+                     epilog="Other arguments go to the scripts named with --only "
+                            "(e.g. --only learning --hours 2).")
     parser.add_argument("--out", type=Path, default=REPO / "reports" / "bench",
                         help="report folder (default: reports/bench)")
     parser.add_argument("--quick", action="store_true", help="pass --quick: reduced budgets")
-    parser.add_argument("--only", nargs="+", metavar="NAME", help="run only these (e.g. core train)")
+    parser.add_argument("--only", nargs="+", metavar="NAME",
+                        help="run only these (e.g. core train); opt-in ones (learning) run only so")
     parser.add_argument("--timeout", type=float, default=None, help="seconds allowed per script")
     parser.add_argument("--list", action="store_true", help="list the scripts and exit")
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
     args.out = args.out.resolve()
     scripts = discover()
     console = Console(stderr=True)
     if args.list:
         for s in scripts:
-            print(f"{s.name:<12} {s.path.relative_to(REPO)}  {s.skip_reason(quick=True) or 'ok'}")
+            note = s.skip_reason(quick=True) or "ok"
+            print(f"{s.name:<12} {s.path.relative_to(REPO)}  {note}"
+                  + (f"  (opt-in: --only {s.name})" if s.opt_in else ""))
         return 0
-    if args.only:
-        unknown = sorted(set(args.only) - {s.name for s in scripts})
-        if unknown:
-            parser.error(f"unknown benchmarks {unknown}; known: {[s.name for s in scripts]}")
-        scripts = [s for s in scripts if s.name in args.only]
+    if extra and not args.only:
+        parser.error(f"unrecognized arguments: {' '.join(extra)} (script arguments need --only NAME)")
+    try:
+        scripts = select(scripts, args.only)
+    except ValueError as error:
+        parser.error(str(error))
     args.out.mkdir(parents=True, exist_ok=True)
     machine = machine_description()
     outcomes: list[Outcome] = []
@@ -197,14 +287,21 @@ def main(argv: Sequence[str] | None = None) -> int:
             reason = script.skip_reason(args.quick)
             if reason:
                 outcomes.append(Outcome(script, f"skipped: {script.path.name} {reason}"))
+            elif script.opt_in:  # its own live display: ours steps aside
+                progress.stop()
+                outcomes.append(run_script(script, args.out, quick=args.quick, timeout=args.timeout,
+                                           extra=extra))
+                progress.start()
             else:
                 progress.update(overall, description=f"[{i}/{len(scripts)}] bench_{script.name}")
-                outcomes.append(run_script(script, args.out, quick=args.quick, timeout=args.timeout))
+                outcomes.append(run_script(script, args.out, quick=args.quick, timeout=args.timeout,
+                                           extra=extra))
             console.print(f"{script.name:<12} {outcomes[-1].status}"
                           + (f" ({outcomes[-1].seconds:.0f} s)" if outcomes[-1].seconds else ""))
             progress.advance(overall)
-    (args.out / "benchmarks.md").write_text(markdown(outcomes, machine, quick=args.quick))
-    console.print(f"wrote {args.out / 'benchmarks.md'}")
+    report = args.out / report_name(scripts)
+    report.write_text(markdown(outcomes, machine, quick=args.quick))
+    console.print(f"wrote {report}")
     return 1 if any(o.status.startswith("failed") for o in outcomes) else 0
 
 

@@ -1,0 +1,234 @@
+"""Learning benchmark: a campaign from random weights for a wall budget, then its curve.
+
+One run (issue 10, "A learning benchmark"):
+
+1. runs the ``--preset`` campaign (default ``cpu``) from random weights under a
+   fresh name (``learning-<timestamp>`` or ``--name``) in ``--root`` (default:
+   this checkout; the campaign lives in ``<root>/runs/<name>/``), through the
+   same command as ``make run`` (``chesszero campaign run``, Prefect unless
+   ``--no-prefect``), for ``--hours`` of campaign wall time; the generation
+   cap is lifted (``--generations`` sets one);
+2. plays the final evaluation of the final active artifact (``learning_final``):
+   ``--openings`` paired openings (both colours: twice as many games) against
+   random, greedy-r50 and greedy, policy only and at ``--visits`` visits, with
+   95% bootstrap intervals;
+3. writes ``<reports>/<name>/`` (default ``<root>/reports/learning/<name>/``):
+   ``curve.csv`` (one row per generation, from the campaign's MLflow store:
+   ``reports/learning_curve.py``), ``summary.json`` (final evaluation,
+   machine, commit, wall times, generations), ``learning.md`` and
+   ``learning.png`` (``reports/learning.py``; ``dvc repro learning-figure``
+   redraws them from the saved curve).
+
+It takes hours, so ``run_all`` runs it only when named (``OPT_IN``)::
+
+    chesszero bench --only learning --hours 2 [--name N] [--no-prefect]
+    make learning HOURS=2
+    python benchmarks/bench_learning.py --quick --no-prefect   # smoke scale: minutes
+
+``--quick`` is ``--preset smoke --hours 0.05 --openings 1`` (explicit options
+win). An interrupted run continues with the same ``--name`` and ``--resume``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import subprocess
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from learning_final import OPPONENTS, FinalMatch, FinalSettings, final_evaluation, rows_for_report
+from rich.console import Console
+from rich.table import Table
+from run_all import machine_description
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "reports"))
+from learning import redraw  # noqa: E402  (reports/learning.py)
+from learning_curve import curve_from_mlflow, write_csv  # noqa: E402
+
+OPT_IN = True
+"""Not in ``run_all``'s default set: a campaign of hours (see ``run_all``)."""
+
+QUICK = {"preset": "smoke", "hours": 0.05, "openings": 1}
+FULL = {"preset": "cpu", "hours": 2.0, "openings": 50}
+UNCAPPED_GENERATIONS = 1_000_000
+"""Passed as ``--generations`` so that only the wall budget ends the campaign."""
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(prog="bench_learning", description=__doc__.splitlines()[0])
+    ap.add_argument("--hours", type=float, default=None, help="campaign wall budget (2; quick 0.05)")
+    ap.add_argument("--preset", default=None, help="params.yaml preset (cpu; quick smoke)")
+    ap.add_argument("--name", default=None, help="campaign name (default learning-<UTC timestamp>)")
+    ap.add_argument("--root", type=Path, default=REPO, help="project root: params.yaml, data/, runs/, mlruns/")
+    ap.add_argument("--reports", type=Path, default=None,
+                    help="folder for <name>/ (default <root>/reports/learning)")
+    ap.add_argument("--openings", type=int, default=None,
+                    help="final evaluation: paired openings per match (50; quick 1)")
+    ap.add_argument("--visits", type=int, default=64, help="final evaluation: visits per searched move")
+    ap.add_argument("--max-plies", type=int, default=None,
+                    help="final evaluation ply cap (default: the preset's evaluate.ply_cap)")
+    ap.add_argument("--concurrency", type=int, default=16, help="final evaluation: games in flight")
+    ap.add_argument("--threads", type=int, default=1, help="final evaluation: inference threads")
+    ap.add_argument("--generations", type=int, default=None, help="generation cap (default: none)")
+    ap.add_argument("--no-prefect", action="store_true", help="run the campaign without Prefect")
+    ap.add_argument("--resume", action="store_true", help="continue an existing campaign of --name")
+    ap.add_argument("--json", type=Path, default=None, help="also write run_all's JSON here")
+    ap.add_argument("--quick", action="store_true", help=f"smoke scale: {QUICK}")
+    args = ap.parse_args(argv)
+    args.command = shlex.join(["python", "benchmarks/bench_learning.py", *argv])
+    for key, value in (QUICK if args.quick else FULL).items():
+        if getattr(args, key) is None:
+            setattr(args, key, value)
+    args.root = args.root.resolve()
+    args.name = args.name or f"learning-{datetime.now(timezone.utc):%Y%m%d-%H%M%S}"
+    args.reports = (args.reports or args.root / "reports" / "learning").resolve()
+    if args.hours <= 0 or args.openings < 1 or args.visits < 1:
+        ap.error("--hours, --openings and --visits must be positive")
+    return args
+
+
+def campaign_command(args: argparse.Namespace) -> list[str]:
+    """The campaign run, as ``make run`` starts it."""
+    gens = args.generations if args.generations is not None else UNCAPPED_GENERATIONS
+    return [sys.executable, "-m", "chesszero", "campaign", "run", "--preset", args.preset, "--name", args.name,
+            "--root", str(args.root), "--hours", f"{args.hours:g}", "--generations", str(gens),
+            *(["--no-prefect"] if args.no_prefect else [])]
+
+
+def run_campaign(args: argparse.Namespace, console: Console) -> float:
+    """Runs the campaign in a child process (its own live display); returns wall seconds."""
+    env = dict(os.environ)
+    env.setdefault("PREFECT_HOME", str(args.root / ".prefect"))  # as the Makefile sets it
+    command = campaign_command(args)
+    console.rule(f"campaign {args.name}: {args.preset} preset, {args.hours:g} h")
+    console.print(" ".join(command[1:]), soft_wrap=True)
+    began = time.monotonic()
+    code = subprocess.run(command, cwd=args.root, env=env, check=False).returncode
+    if code != 0:
+        raise RuntimeError(f"campaign exited with status {code}; after fixing the cause, continue it with "
+                           f"--name {args.name} --resume")
+    return time.monotonic() - began
+
+
+def summary_dict(args: argparse.Namespace, state: Any, matches: list[FinalMatch], ladder: str,
+                 settings: FinalSettings, generations: int, wall: dict[str, float], started: str) -> dict[str, Any]:
+    from chesszero.campaign.tracking import git_revision
+
+    commit, dirty = git_revision(REPO)
+    machine = machine_description()
+    return {
+        "benchmark": "learning",
+        "campaign": args.name,
+        "preset": args.preset,
+        "hours": args.hours,
+        "generations": generations,
+        "command": args.command,
+        "started": started,
+        "root": str(args.root),
+        "prefect": not args.no_prefect,
+        "machine": {**machine, "nproc": machine.get("usable_cpus")},
+        "git": {"commit": commit, "dirty": dirty},
+        "wall": {k: round(v, 1) for k, v in wall.items()},
+        "final_artifact": state.active_artifact,
+        "active_generation": state.active_generation,
+        "final_evaluation": {
+            "openings": settings.openings,
+            "games_per_match": 2 * settings.openings,
+            "visits": settings.visits,
+            "max_plies": settings.max_plies,
+            "resamples": settings.resamples,
+            "opponents": list(settings.opponents),
+            "ladder": ladder,
+            "games_dir": str(settings.games_dir),
+            "matches": [m.to_dict() for m in matches],
+        },
+    }
+
+
+def print_table(matches: list[FinalMatch], console: Console) -> None:
+    table = Table(title="final evaluation")
+    for col in ("opponent", "mode", "games", "+W =D -L", "score", "95% interval", "conversion"):
+        table.add_column(col, justify="left" if col in ("opponent", "mode") else "right")
+    for m in matches:
+        conv = "-" if m.conversion_opportunities is None else f"{m.conversion_converted}/{m.conversion_opportunities}"
+        table.add_row(m.opponent, m.mode if m.visits is None else f"{m.mode} ({m.visits})", str(m.games),
+                      f"+{m.wins} ={m.draws} -{m.losses}", f"{m.score:.3f}",
+                      f"[{m.score_lo:.3f}, {m.score_hi:.3f}]", conv)
+    console.print(table)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(sys.argv[1:] if argv is None else list(argv))
+    console = Console(stderr=True)
+    from chesszero.campaign.context import Campaign, check_name
+    from chesszero.campaign.tracking import tracking_uri
+
+    try:
+        check_name(args.name)
+        campaign = Campaign.open(args.root, args.name, preset=args.preset)
+    except (ValueError, FileNotFoundError) as exc:
+        console.print(f"bench_learning: error: {exc}")
+        return 2
+    if campaign.paths.dir.exists() and not args.resume:
+        console.print(f"bench_learning: error: campaign {args.name!r} already exists in {campaign.paths.dir}; "
+                      "the benchmark starts from random weights: choose a fresh --name (or --resume)")
+        return 2
+    started = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    began = time.monotonic()
+    try:
+        campaign_s = run_campaign(args, console)
+    except KeyboardInterrupt:
+        console.print(f"interrupted: continue with --name {args.name} --resume")
+        return 130
+    except RuntimeError as exc:
+        console.print(f"bench_learning: {exc}")
+        return 1
+    state = campaign.load_state()
+    if state.active_artifact is None:
+        console.print("bench_learning: the campaign has no active artifact")
+        return 1
+    ev = campaign.cfg.evaluate
+    settings = FinalSettings(
+        artifact=Path(state.active_artifact), ladder=args.root / "data" / "ladder.json",
+        openings_file=args.root / "data" / "openings" / "openings.epd",
+        games_dir=campaign.paths.dir / "evals" / "final-benchmark", openings=args.openings, visits=args.visits,
+        opponents=OPPONENTS, max_plies=args.max_plies or ev.ply_cap, resamples=ev.bootstrap_resamples,
+        concurrency=args.concurrency, threads=args.threads)
+    console.rule(f"final evaluation: {2 * args.openings} games per match, {len(OPPONENTS)} opponents x "
+                 f"(policy, {args.visits} visits)")
+    eval_began = time.monotonic()
+    matches, ladder = final_evaluation(settings, console)
+    eval_s = time.monotonic() - eval_began
+
+    out = args.reports / args.name
+    curve = curve_from_mlflow(tracking_uri(args.root), args.name)
+    write_csv(curve, out / "curve.csv")
+    wall = {"campaign_s": campaign_s, "campaign_recorded_s": state.wall_seconds, "final_evaluation_s": eval_s,
+            "total_s": time.monotonic() - began}
+    summary = summary_dict(args, state, matches, ladder, settings, len(curve.rows), wall, started)
+    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    figure, table = redraw(out)
+    print_table(matches, console)
+    console.print(f"{len(curve.rows)} generations; wrote {out / 'curve.csv'}, {out / 'summary.json'}, "
+                  f"{table.name}, {figure.name}")
+    if args.json is not None:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        rows = rows_for_report(matches) + [
+            {"name": "generations", "rate": float(len(curve.rows)), "unit": "generations",
+             "reference": f"{args.hours:g} h budget, {args.preset} preset", "ratio": None, "extra": {}}]
+        args.json.write_text(json.dumps({
+            "title": f"{args.preset} preset from random weights, {args.hours:g} h, campaign {args.name} "
+                     f"(see {out.relative_to(args.root) if out.is_relative_to(args.root) else out})",
+            "machine": summary["machine"], "rows": rows}, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,120 @@
+"""`benchmarks/run_all.py`: opt-in scripts, argument pass-through, the markdown
+report for every row layout, and `bench_replay.py --json` on a tiny store."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def run_all() -> dict[str, Any]:
+    import runpy
+
+    return runpy.run_path(str(REPO / "benchmarks" / "run_all.py"))
+
+
+ECHO_BENCH = '''
+import argparse, json, sys
+from pathlib import Path
+{opt_in}
+p = argparse.ArgumentParser()
+p.add_argument("--json", type=Path)
+p.add_argument("--quick", action="store_true")
+p.add_argument("--hours", type=float, default=0.0)
+a = p.parse_args()
+rows = [{{"name": "hours seen", "rate": a.hours, "unit": "h", "reference": "", "ratio": None, "extra": {{}}}}]
+a.json.write_text(json.dumps({{"title": "echo", "rows": rows}}))
+'''
+
+
+def _scripts(run_all: dict[str, Any], folder: Path) -> dict[str, Any]:
+    folder.mkdir()
+    (folder / "bench_fast.py").write_text(ECHO_BENCH.format(opt_in=""))
+    (folder / "bench_slow.py").write_text(ECHO_BENCH.format(opt_in="OPT_IN = True  # hours"))
+    return {s.name: s for s in run_all["discover"](folder)}
+
+
+def test_opt_in_scripts_run_only_when_named(run_all: dict[str, Any], tmp_path: Path) -> None:
+    scripts = _scripts(run_all, tmp_path / "benchmarks")
+    assert scripts["slow"].opt_in and not scripts["fast"].opt_in
+    select = run_all["select"]
+    assert [s.name for s in select(list(scripts.values()), None)] == ["fast"]
+    assert [s.name for s in select(list(scripts.values()), ["slow"])] == ["slow"]
+    with pytest.raises(ValueError, match=r"unknown benchmarks \['nope'\]"):
+        select(list(scripts.values()), ["nope"])
+    assert run_all["report_name"]([scripts["slow"]]) == "slow.md"
+    assert run_all["report_name"]([scripts["fast"], scripts["slow"]]) == "benchmarks.md"
+
+
+def test_the_repository_keeps_learning_out_of_the_default_set(run_all: dict[str, Any]) -> None:
+    scripts = {s.name: s for s in run_all["discover"]()}
+    assert scripts["learning"].opt_in
+    default = {s.name for s in run_all["select"](list(scripts.values()), None)}
+    assert "learning" not in default and {"core", "replay", "runtime", "search", "train"} <= default
+    for name in default:  # every default benchmark runs in `make bench` (no --quick)
+        assert scripts[name].skip_reason(quick=False) is None, name
+
+
+def test_extra_arguments_reach_the_script(run_all: dict[str, Any], tmp_path: Path) -> None:
+    scripts = _scripts(run_all, tmp_path / "benchmarks")
+    out = tmp_path / "out"
+    out.mkdir()
+    done = run_all["run_script"](scripts["slow"], out, quick=False, timeout=60, extra=["--hours", "2.5"])
+    assert done.status == "ok", done.status
+    stored = json.loads((out / "slow.json").read_text())
+    assert stored["rows"][0]["rate"] == 2.5
+    assert stored["run"]["command"].endswith("--hours 2.5")
+    assert not (out / "slow.log").exists()  # opt-in: attached to the terminal
+
+
+def test_main_refuses_script_arguments_without_only(run_all: dict[str, Any], capsys) -> None:
+    with pytest.raises(SystemExit) as done:
+        run_all["main"](["--hours", "2"])
+    assert done.value.code == 2
+    assert "script arguments need --only" in capsys.readouterr().err
+
+
+def test_markdown_draws_rows_of_any_layout(run_all: dict[str, Any], tmp_path: Path) -> None:
+    """`bench_runtime` rows have no name/rate/unit: the report used to stop at them (KeyError)."""
+    scripts = _scripts(run_all, tmp_path / "benchmarks")
+    Outcome = run_all["Outcome"]
+    runtime = Outcome(scripts["fast"], "ok", 12.0, {
+        "title": "inference runtimes", "run": {"command": "python benchmarks/bench_runtime.py"},
+        "rows": [{"runtime": "ONNX Runtime INT8", "threads": 2, "positions_per_s": 5123.4,
+                  "vs_ort_fp32": 1.8, "vs_torch_fp32": 2.2},
+                 {"runtime": "PyTorch | eager", "threads": 1, "positions_per_s": 901.0,
+                  "vs_ort_fp32": 0.5, "vs_torch_fp32": 1.0}]})
+    plain = Outcome(scripts["slow"], "ok", 3.0, {
+        "title": "echo", "run": {"command": "python bench_slow.py"},
+        "rows": [{"name": "hours seen", "rate": 2.0, "unit": "h", "reference": "", "ratio": None}]})
+    empty = Outcome(scripts["fast"], "ok", 1.0, {"title": "nothing", "rows": []})
+    md = run_all["markdown"]([runtime, plain, empty], {"cpu": "test"}, quick=False)
+    assert "| runtime | threads | positions_per_s | vs_ort_fp32 | vs_torch_fp32 |" in md
+    assert "| ONNX Runtime INT8 | 2 | 5,123 | 1.80 | 2.20 |" in md
+    assert "PyTorch \\| eager" in md  # a pipe in a cell does not split it
+    assert "| hours seen | 2.00 | h |  |  |" in md
+    assert "(no rows)" in md
+
+
+def test_replay_benchmark_writes_json_for_the_runner(run_all: dict[str, Any], tmp_path: Path) -> None:
+    target = tmp_path / "replay.json"
+    cmd = [sys.executable, str(REPO / "benchmarks" / "bench_replay.py"), "--json", str(target), "--quick",
+           "--rows", "4000", "--games", "4", "--games-per-shard", "2", "--max-plies", "16",
+           "--selfplay-seconds", "0", "--workers", "0", "--batches", "2", "--global-batch", "64"]
+    done = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    result = json.loads(target.read_text())
+    names = [row["name"] for row in result["rows"]]
+    assert "materialize x0" in names and "append (durable)" in names and "delivery (batch 64)" in names
+    assert all(row["rate"] > 0 for row in result["rows"])
+    script = {s.name: s for s in run_all["discover"]()}["replay"]
+    md = run_all["markdown"]([run_all["Outcome"](script, "ok", 1.0, result)], {}, quick=True)
+    assert "| delivery (batch 64) |" in md
