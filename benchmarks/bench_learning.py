@@ -11,7 +11,7 @@ One run (issue 10, "A learning benchmark"):
 2. plays the final evaluation of the final active artifact (``learning_final``):
    ``--openings`` paired openings (both colours: twice as many games) against
    random, greedy-r50 and greedy, policy only and at ``--visits`` visits, with
-   95% bootstrap intervals;
+   95% bootstrap intervals, and the joint rating over the three per mode;
 3. writes ``<reports>/<name>/`` (default ``<root>/reports/learning/<name>/``):
    ``curve.csv`` (one row per generation, from the campaign's MLflow store:
    ``reports/learning_curve.py``), ``summary.json`` (final evaluation,
@@ -42,7 +42,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from learning_final import OPPONENTS, FinalMatch, FinalSettings, final_evaluation, rows_for_report
+from learning_final import (
+    OPPONENTS,
+    FinalEvaluation,
+    FinalMatch,
+    FinalSettings,
+    final_evaluation,
+    rows_for_report,
+)
 from rich.console import Console
 from rich.table import Table
 from run_all import machine_description
@@ -117,8 +124,8 @@ def run_campaign(args: argparse.Namespace, console: Console) -> float:
     return time.monotonic() - began
 
 
-def summary_dict(args: argparse.Namespace, state: Any, matches: list[FinalMatch], ladder: str,
-                 settings: FinalSettings, generations: int, wall: dict[str, float], started: str) -> dict[str, Any]:
+def summary_dict(args: argparse.Namespace, state: Any, final: FinalEvaluation, settings: FinalSettings,
+                 search: dict[str, Any], generations: int, wall: dict[str, float], started: str) -> dict[str, Any]:
     from chesszero.campaign.tracking import git_revision
 
     commit, dirty = git_revision(REPO)
@@ -145,9 +152,11 @@ def summary_dict(args: argparse.Namespace, state: Any, matches: list[FinalMatch]
             "max_plies": settings.max_plies,
             "resamples": settings.resamples,
             "opponents": list(settings.opponents),
-            "ladder": ladder,
+            "search": search,
+            "ladder": final.ladder,
             "games_dir": str(settings.games_dir),
-            "matches": [m.to_dict() for m in matches],
+            "matches": [m.to_dict() for m in final.matches],
+            "joint": final.joint,
         },
     }
 
@@ -168,6 +177,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else list(argv))
     console = Console(stderr=True)
     from chesszero.campaign.context import Campaign, check_name
+    from chesszero.campaign.search_settings import evaluation_search
     from chesszero.campaign.tracking import tracking_uri
 
     try:
@@ -200,11 +210,11 @@ def main(argv: list[str] | None = None) -> int:
         openings_file=args.root / "data" / "openings" / "openings.epd",
         games_dir=campaign.paths.dir / "evals" / "final-benchmark", openings=args.openings, visits=args.visits,
         opponents=OPPONENTS, max_plies=args.max_plies or ev.ply_cap, resamples=ev.bootstrap_resamples,
-        concurrency=args.concurrency, threads=args.threads)
+        concurrency=args.concurrency, threads=args.threads, search=lambda: evaluation_search(campaign.cfg))
     console.rule(f"final evaluation: {2 * args.openings} games per match, {len(OPPONENTS)} opponents x "
                  f"(policy, {args.visits} visits)")
     eval_began = time.monotonic()
-    matches, ladder = final_evaluation(settings, console)
+    final = final_evaluation(settings, console)
     eval_s = time.monotonic() - eval_began
 
     out = args.reports / args.name
@@ -212,15 +222,16 @@ def main(argv: list[str] | None = None) -> int:
     write_csv(curve, out / "curve.csv")
     wall = {"campaign_s": campaign_s, "campaign_recorded_s": state.wall_seconds, "final_evaluation_s": eval_s,
             "total_s": time.monotonic() - began}
-    summary = summary_dict(args, state, matches, ladder, settings, len(curve.rows), wall, started)
+    search = campaign.cfg.search.model_dump(mode="json")
+    summary = summary_dict(args, state, final, settings, search, len(curve.rows), wall, started)
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     figure, table = redraw(out)
-    print_table(matches, console)
+    print_table(final.matches, console)
     console.print(f"{len(curve.rows)} generations; wrote {out / 'curve.csv'}, {out / 'summary.json'}, "
                   f"{table.name}, {figure.name}")
     if args.json is not None:
         args.json.parent.mkdir(parents=True, exist_ok=True)
-        rows = rows_for_report(matches) + [
+        rows = rows_for_report(final.matches) + [
             {"name": "generations", "rate": float(len(curve.rows)), "unit": "generations",
              "reference": f"{args.hours:g} h budget, {args.preset} preset", "ratio": None, "extra": {}}]
         args.json.write_text(json.dumps({

@@ -5,15 +5,19 @@ then ``visits`` visits per move) and every rung of ``settings.opponents``
 (ladder rungs from ``data/ladder.json``), one paired match over the first
 ``settings.openings`` openings of the suite (each opening with both colours)
 through ``chesszero.evaluate.match.play_match`` with the network as an
-``EnginePlayer`` (the evaluation search: no noise, most visits, no material
-assist). Each match gives a ``FinalMatch``: W/D/L, the score with its 95%
+``EnginePlayer`` searching with ``settings.search()`` (the campaign's
+evaluation search: no noise, most visits, no material assist). Each match
+gives a ``FinalMatch``: W/D/L, the score with its 95%
 interval and the Elo with its interval from ``MatchResult.elo`` (bootstrap over
 opening pairs, anchored at the rung's calibrated rating), the terminations,
 the mean final material and, where the match code has it
 (``MatchResult.conversion``), the conversion count: games in which our side
 led by 5+ pawns at some point, and how many of them it won.
-Match games (JSON + PGN) go to ``settings.games_dir``. Progress: an overall
-bar over all games and one bar per match with its running +W =D -L.
+Per mode, the joint maximum-likelihood rating over the rungs played
+(``chesszero.evaluate.joint_rating``; a bound when every game was won or
+lost) sits beside them. Match games (JSON + PGN) go to
+``settings.games_dir``. Progress: an overall bar over all games and one bar
+per match with its running +W =D -L.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -55,6 +59,9 @@ class FinalSettings:
     resamples: int = 10_000
     concurrency: int = 16
     threads: int = 1
+    search: Callable[[], Any] | None = None
+    """Makes the ``SearchOptions`` of a searched player (None: ``EnginePlayer``'s
+    evaluation preset); the benchmark passes the campaign's ``evaluation_search``."""
 
     def modes(self) -> list[tuple[str, int | None]]:
         """(mode, visits) pairs: policy only (no search), then searched."""
@@ -135,9 +142,20 @@ def summarize(result: Any, opponent: str, mode: str, visits: int | None, rating:
         conversion_converted=None if conversion is None else conversion[1], seconds=round(seconds, 1))
 
 
-def final_evaluation(settings: FinalSettings, console: Console | None = None) -> tuple[list[FinalMatch], str]:
-    """Plays every (mode, opponent) match; returns the matches and the ladder header."""
+@dataclass(frozen=True)
+class FinalEvaluation:
+    """The final matches, the joint rating per mode and the ladder they refer to."""
+
+    matches: list[FinalMatch]
+    joint: dict[str, dict[str, Any]]
+    """Per mode: ``JointRating.to_dict()`` plus its ``describe()`` line."""
+    ladder: str
+
+
+def final_evaluation(settings: FinalSettings, console: Console | None = None) -> FinalEvaluation:
+    """Plays every (mode, opponent) match; see the module docstring."""
     from chesszero.evaluate.engine_player import EnginePlayer, load_evaluator
+    from chesszero.evaluate.joint_rating import joint_rating_of_matches
     from chesszero.evaluate.ladder import LadderTable
     from chesszero.evaluate.match import play_match
     from chesszero.evaluate.openings import load_openings
@@ -153,6 +171,7 @@ def final_evaluation(settings: FinalSettings, console: Console | None = None) ->
     plan = [(mode, visits, opp) for mode, visits in settings.modes() for opp in settings.opponents]
     settings.games_dir.mkdir(parents=True, exist_ok=True)
     matches: list[FinalMatch] = []
+    results: dict[str, dict[str, Any]] = {mode: {} for mode, _ in settings.modes()}
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                TimeRemainingColumn())
     with Progress(*columns, console=console) as progress:
@@ -169,7 +188,9 @@ def final_evaluation(settings: FinalSettings, console: Console | None = None) ->
                                 f"={tally[0.5]:.0f} -{tally[0.0]:.0f}")
                 progress.advance(overall)
 
-            model = EnginePlayer(evaluator, visits=visits, name=f"model-{mode}", slots=settings.concurrency)
+            options = settings.search() if settings.search is not None and visits is not None else None
+            model = EnginePlayer(evaluator, visits=visits, name=f"model-{mode}", slots=settings.concurrency,
+                                 options=options)
             opponent = table.rung(opp).player(seed=0, engines=2)
             began = time.monotonic()
             try:
@@ -181,6 +202,7 @@ def final_evaluation(settings: FinalSettings, console: Console | None = None) ->
                 opponent.close()
             (settings.games_dir / f"{mode}_vs_{opp}.pgn").write_text(result.pgn())
             (settings.games_dir / f"{mode}_vs_{opp}.json").write_text(json.dumps(result.to_dict(), indent=1))
+            results[mode][opp] = result
             line = summarize(result, opp, mode, visits, ratings[opp], settings.resamples,
                              time.monotonic() - began)
             matches.append(line)
@@ -188,7 +210,12 @@ def final_evaluation(settings: FinalSettings, console: Console | None = None) ->
             progress.console.print(f"[green]done[/green] {mode} vs {opp}: +{line.wins} ={line.draws} "
                                    f"-{line.losses}  score {line.score:.3f} [{line.score_lo:.3f}, "
                                    f"{line.score_hi:.3f}]  {line.seconds:.0f} s")
-    return matches, table.header()
+    joint = {}
+    for mode, played in results.items():
+        rating = joint_rating_of_matches(played, ratings, resamples=settings.resamples)
+        joint[mode] = {**rating.to_dict(), "describe": rating.describe()}
+        console.print(f"{mode}: {rating.describe()}")
+    return FinalEvaluation(matches, joint, table.header())
 
 
 def rows_for_report(matches: Sequence[FinalMatch]) -> list[dict[str, Any]]:

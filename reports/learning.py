@@ -258,6 +258,17 @@ def final_table(summary: dict[str, Any]) -> list[str]:
     return lines
 
 
+def joint_lines(summary: dict[str, Any]) -> list[str]:
+    """The joint maximum-likelihood rating per mode, when the run recorded it."""
+    joint = summary.get("final_evaluation", {}).get("joint", {})
+    if not joint:
+        return []
+    lines = ["Joint maximum-likelihood rating over the rungs played (rung ratings fixed from the ladder; "
+             "95% bootstrap interval, a bound when every game was won or lost):", ""]
+    lines += [f"- {mode}: {value.get('describe', '?')}" for mode, value in joint.items()]
+    return [*lines, ""]
+
+
 def targets_table(curve: Curve, summary: dict[str, Any]) -> list[str]:
     lines = ["| target (issue 10) | required | measured | verdict |", "|---|---|---:|---|"]
     for t in TARGETS:
@@ -336,6 +347,7 @@ def markdown(curve: Curve, summary: dict[str, Any], figure: str = FIGURE) -> str
         "",
         *final_table(summary),
         "",
+        *joint_lines(summary),
         "## Targets",
         "",
         *targets_table(curve, summary),

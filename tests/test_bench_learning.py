@@ -78,7 +78,8 @@ def summary(matches: list[FinalMatch]) -> dict[str, Any]:
             "final_artifact": "runs/unit/artifacts/gen_0003/int8.onnx", "active_generation": 3,
             "final_evaluation": {"openings": 50, "games_per_match": 100, "visits": 64, "max_plies": 300,
                                  "opponents": list(OPPONENTS), "ladder": "ladder anchor test",
-                                 "matches": [m.to_dict() for m in matches]}}
+                                 "matches": [m.to_dict() for m in matches],
+                                 "joint": {"searched": {"describe": "joint 1234 [1200, 1260] over random"}}}}
 
 
 def test_curve_rows_are_generations_and_columns_are_metric_keys(tmp_path: Path) -> None:
@@ -134,6 +135,7 @@ def test_figure_and_table_from_a_saved_curve(tmp_path: Path) -> None:
     assert "| self-play non-decisive rate, last generation | < 0.5 | 0.70 | not met |" in text
     assert "| self-play conversion rate, last generation | >= 0.9 | 0.75 | not met |" in text
     assert "conversion self-play" in text and "7/10" in text
+    assert "- searched: joint 1234 [1200, 1260] over random" in text
     assert text.count("\n| 3 | 6.0 |") == 1  # one curve row per generation
 
 
@@ -192,9 +194,12 @@ def test_quick_learning_benchmark_end_to_end(tmp_path: Path) -> None:
         assert m["score_lo"] <= m["score"] <= m["score_hi"]
         assert sum(m["terminations"].values()) == 2
     assert played[("random", "searched")]["visits"] == 64 and played[("random", "policy")]["visits"] is None
+    joint = result["final_evaluation"]["joint"]
+    assert set(joint) == {"policy", "searched"} and all(j["games"] == 6 for j in joint.values())
+    assert "c_puct_eval" in result["final_evaluation"]["search"]
     assert (out / "learning.png").read_bytes().startswith(PNG)
     text = (out / "learning.md").read_text()
-    assert all(o in text for o in OPPONENTS) and "## Targets" in text
+    assert all(o in text for o in OPPONENTS) and "## Targets" in text and "- searched: joint" in text
     games = root / "runs" / name / "evals" / "final-benchmark"
     assert len(list(games.glob("*.pgn"))) == 6
 
