@@ -427,3 +427,29 @@ def test_draw_score_counts_against_the_side_ahead(value: float, expected: float)
     result = analyse(game, ScriptedEvaluator(constant), visits=50, options=options)
     q = {m.uci: m.q for m in result.moves}
     assert q["f6g8"] == pytest.approx(expected * 0.5 * options.discount)  # twofold: a draw inside the tree
+
+
+def test_the_ply_cap_search_uses_proofs() -> None:
+    """A game cut at the ply cap in a mate-in-two position gets the proven
+    value of that mate as its cap value (SPEC 5's dedicated cap search)."""
+    from chesszero import _core
+
+    actor = _core.Actor(_core.ActorOptions(num_games=1, seed=1))
+    game = _game("k1K5/ppb5/1P6/8/8/8/8/R7 b - - 0 1", ["c7b8"])  # now MATE_IN_TWO[2]
+    assert game.fen().split()[:2] == MATE_IN_TWO[2].split()[:2]
+    actor.set_limits(visits=4000, ply_cap=1)
+    actor.queue_resume(game, 0, "capped", False, True)
+    buf = np.zeros((8, 52, 8, 8), np.float32)
+    finished: list[object] = []
+    evaluator = UniformEvaluator()
+    for _ in range(10000):
+        n = actor.prepare_batch(buf)
+        actor.accepting = False  # the queued game is the only one
+        if n:
+            actor.submit_results(*evaluator.evaluate(buf[:n]))
+        finished.extend(actor.take_finished())
+        if finished:
+            break
+    (log,) = finished
+    assert log.ending == 6  # ply cap
+    assert log.cap_value == pytest.approx(SearchOptions.self_play().discount ** 3, rel=1e-5)
