@@ -453,3 +453,25 @@ def test_the_ply_cap_search_uses_proofs() -> None:
     (log,) = finished
     assert log.ending == 6  # ply cap
     assert log.cap_value == pytest.approx(SearchOptions.self_play().discount ** 3, rel=1e-5)
+
+
+def test_the_policy_target_is_never_empty() -> None:
+    """Every visit went to a move proven lost since: the move to play (not
+    lost) carries the target, never an all-zero policy (shards need 1..60
+    actions; a campaign stopped on this)."""
+    fen = "4r1k1/5ppp/8/8/8/8/5PPP/R5K1 w - - 0 1"
+    game = _game(fen)
+    blunder = game.action_of("a1a2")  # lets ...Re1# through
+
+    def tempting(planes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        n = planes.shape[0]
+        logits = np.zeros((n, 1880), np.float32)
+        logits[:, blunder] = 20.0
+        return logits, np.tile(np.float32([0, 1, 0]), (n, 1))
+
+    result = analyse(game, ScriptedEvaluator(tempting), visits=2, options=SearchOptions.self_play())
+    targets = {m.uci: m.policy_target for m in result.moves}
+    stats = {m.uci: m for m in result.moves}
+    assert stats["a1a2"].visits == 1 and stats["a1a2"].proven == -1
+    assert targets["a1a2"] == 0 and sum(targets.values()) > 0
+    assert targets[result.best_move] > 0 and stats[result.best_move].proven != -1

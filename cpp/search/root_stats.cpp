@@ -47,7 +47,8 @@ int best_child(const std::vector<RootChild>& kids) {
 }
 
 // Policy target of a root with proven children: the shortest wins share the
-// visit mass; otherwise proven losses get none while another move remains.
+// visit mass; otherwise proven losses get none while another move remains;
+// never an empty target.
 void proven_targets(std::vector<RootChild>& kids, int best) {
   if (kids[best].proven == 1) {
     double mass = 0;
@@ -60,9 +61,14 @@ void proven_targets(std::vector<RootChild>& kids, int best) {
     for (RootChild& k : kids) k.target = k.proven == 1 && k.plies == kids[best].plies ? share : 0.0f;
     return;
   }
-  if (kids[best].proven == -1) return;  // every move loses: keep the visits
-  for (RootChild& k : kids)
-    if (k.proven == -1) k.target = 0.0f;
+  if (kids[best].proven != -1)
+    for (RootChild& k : kids)
+      if (k.proven == -1) k.target = 0.0f;
+  // Visits may all have gone to moves proven lost since (or the root was
+  // proven at its expansion): the move to play then carries the target.
+  double total = 0;
+  for (const RootChild& k : kids) total += k.target;
+  if (total <= 0) kids[best].target = std::max(1.0f, kids[best].visits);
 }
 
 }  // namespace
