@@ -130,7 +130,7 @@ def test_repetition_uses_the_game_history() -> None:
     for uci in ["g1f3", "g8f6", "f3g1", "f6g8", "g1f3", "g8f6", "f3g1"]:
         game.push_uci(uci)
     result = analyse(game, ScriptedEvaluator(_winning_for_side_to_move), visits=100)
-    q = {m.uci: m.q for m in result.moves if m.visits > 0}
+    q = {m.uci: m.q for m in result.moves if m.visits > 0 or m.proven is not None}  # proven: exact, unvisited
     assert q["f6g8"] == 0.0  # third occurrence of the start position: a draw
     assert all(v == pytest.approx(-0.99) for m, v in q.items() if m != "f6g8")
 
@@ -138,12 +138,12 @@ def test_repetition_uses_the_game_history() -> None:
 def test_fifty_move_rule_and_insufficient_material_are_terminal() -> None:
     fifty = core.Game("8/8/4k3/8/8/3K4/4P3/7R w - - 99 80")
     result = analyse(fifty, ScriptedEvaluator(_winning_for_side_to_move), visits=200)
-    q = {m.uci: m.q for m in result.moves if m.visits > 0}
+    q = {m.uci: m.q for m in result.moves if m.visits > 0 or m.proven is not None}
     assert q["h1h2"] == 0.0  # quiet move: halfmove clock 100
     assert q["e2e4"] == pytest.approx(-0.99)  # pawn move resets the clock
     lone = core.Game("8/8/4k3/8/8/8/3r4/3K4 w - - 0 1")
     result = analyse(lone, ScriptedEvaluator(_winning_for_side_to_move), visits=100)
-    q = {m.uci: m.q for m in result.moves if m.visits > 0}
+    q = {m.uci: m.q for m in result.moves if m.visits > 0 or m.proven is not None}
     assert q["d1d2"] == 0.0  # king takes the last piece: insufficient material
 
 

@@ -361,8 +361,10 @@ def test_twofold_repetition_inside_the_tree_is_a_draw() -> None:
 
 
 def test_self_play_games_end_only_at_threefold() -> None:
-    """Knight shuffles preferred by the prior: games reach twofold repetitions
-    (draws inside the tree) and go on; a record ends only at the third occurrence."""
+    """Knight shuffles preferred by the prior, and every position looks won
+    for the opponent, so each side takes a draw: games reach twofold
+    repetitions (draws inside the tree) and go on; a record ends only at the
+    third occurrence."""
     shuffle = {"g1f3", "f3g1", "g8f6", "f6g8"}
 
     out = core.Game().action_of("g1f3")  # canonical frame: also g8f6 for Black
@@ -372,7 +374,7 @@ def test_self_play_games_end_only_at_threefold() -> None:
         n = planes.shape[0]
         logits = np.full((n, 1880), -5.0, np.float32)
         logits[:, [out, back]] = 5.0
-        return logits, np.tile(np.float32([0, 1, 0]), (n, 1))
+        return logits, np.tile(np.float32([1, 0, 0]), (n, 1))  # a draw beats any won-looking move
 
     actor = SelfPlayActor(ActorSettings(games_in_flight=2, seed=3, restart_fraction=0.0,
                                         random_opening_max_plies=0, continuation_fraction=1.0,
@@ -475,3 +477,26 @@ def test_the_policy_target_is_never_empty() -> None:
     assert stats["a1a2"].visits == 1 and stats["a1a2"].proven == -1
     assert targets["a1a2"] == 0 and sum(targets.values()) > 0
     assert targets[result.best_move] > 0 and stats[result.best_move].proven != -1
+
+
+def test_a_proven_draw_does_not_echo_its_prior_at_the_root() -> None:
+    """Self-play at 32 visits: a repetition (a proven draw inside the tree)
+    with a dominant prior took most root visits, hence the policy target and
+    the move, although every other move was worth more. At the root a proven
+    child now takes no exploration visits and is played only when its exact
+    value beats the most visited move's."""
+    game = _game(chess.STARTING_FEN, ["g1f3", "g8f6", "f3g1"])  # ...f6g8 repeats the start
+    draw = game.action_of("f6g8")
+
+    def tempting(planes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        n = planes.shape[0]
+        logits = np.zeros((n, 1880), np.float32)
+        logits[:, draw] = 8.0
+        return logits, np.tile(np.float32([0.1, 0.5, 0.4]), (n, 1))  # -0.3 for the side to move
+
+    options = SearchOptions.self_play()
+    options.dirichlet_epsilon = 0.0
+    result = analyse(game, ScriptedEvaluator(tempting), visits=16, options=options)  # one visit a move
+    stats = {m.uci: m for m in result.moves}
+    assert stats["f6g8"].proven == 0 and stats["f6g8"].visits == 0 and stats["f6g8"].policy_target == 0
+    assert result.best_move != "f6g8" and stats[result.best_move].q > 0.2

@@ -2,9 +2,11 @@
 // target (KataGo's forced-playout pruning), values, surprise, the move to
 // play and the principal variation. With proven results the move to play at
 // temperature 0 is the shortest proven win, else the most visited move that
-// is not a proven loss, else (every move loses) the longest loss; the policy
-// target is then the shortest proven wins alone, or else has no mass on
-// proven losses.
+// is not a proven loss (or a proven draw whose exact value is higher: proven
+// children take no exploration visits at the root), else (every move loses)
+// the longest loss; the policy target is then the shortest proven wins alone,
+// or else has no mass on proven losses, and the move to play carries its
+// largest entry.
 #include <algorithm>
 #include <cmath>
 
@@ -35,9 +37,14 @@ int shortest_win(const std::vector<RootChild>& kids) {
 // The move to play at temperature 0 (file comment); ties as more_visited, then lower index.
 int best_child(const std::vector<RootChild>& kids) {
   if (const int win = shortest_win(kids); win >= 0) return win;
-  int best = -1;
-  for (int i = 0; i < int(kids.size()); ++i)
+  int best = -1, draw = -1;
+  for (int i = 0; i < int(kids.size()); ++i) {
     if (kids[i].proven != -1 && (best < 0 || more_visited(kids[i], kids[best]))) best = i;
+    if (kids[i].proven == 0 && (draw < 0 || kids[i].q > kids[draw].q)) draw = i;
+  }
+  // A proven draw takes no exploration visits at the root: it is played when
+  // its exact value beats the value of the most visited move.
+  if (draw >= 0 && best >= 0 && kids[draw].q > kids[best].q) return draw;
   if (best >= 0) return best;
   for (int i = 0; i < int(kids.size()); ++i)  // every move loses: the longest loss
     if (best < 0 || kids[i].plies > kids[best].plies ||
@@ -65,10 +72,11 @@ void proven_targets(std::vector<RootChild>& kids, int best) {
     for (RootChild& k : kids)
       if (k.proven == -1) k.target = 0.0f;
   // Visits may all have gone to moves proven lost since (or the root was
-  // proven at its expansion): the move to play then carries the target.
-  double total = 0;
-  for (const RootChild& k : kids) total += k.target;
-  if (total <= 0) kids[best].target = std::max(1.0f, kids[best].visits);
+  // proven at its expansion), or the move to play is a proven draw that took
+  // no visits: the move to play then carries the largest target.
+  float top = 0;
+  for (const RootChild& k : kids) top = std::max(top, k.target);
+  if (kids[best].target < top || top <= 0) kids[best].target = std::max({1.0f, top, kids[best].visits});
 }
 
 }  // namespace

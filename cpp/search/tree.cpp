@@ -154,8 +154,9 @@ float Tree::child_q(const Node& parent, const Node& child) const {
 // all later ones and, as only it can be chosen, reached children always form
 // a prefix of the non-terminal ones: the scan stops at the first NEW child.
 // At the root, noise and forced playouts reorder, so it scans all. A proven
-// child scores its exact value (it is never descended into: a traversal that
-// selects it backs that value up at once), and may be chosen while waiting.
+// child scores its exact value (at the root alone, without an exploration
+// term); it is never descended into (a traversal that selects it backs that
+// value up at once) and may be chosen while its node waits for the network.
 template <bool Root>
 uint32_t Tree::select(uint32_t idx, int depth) const {
   const Node& p = nodes_[idx];
@@ -179,10 +180,14 @@ uint32_t Tree::select(uint32_t idx, int depth) const {
     const float q = proven    ? -gamma * proven_value(c, depth + 1)
                     : nc > 0  ? (-gamma * c.w - vl * float(c.inflight)) / nc
                               : fpu;
-    const float score = q + cu * prior / (1.0f + nc);
+    // At the root a proven child's value is exact: no exploration bonus, no
+    // forced playouts (visits there would only copy its prior into the visit
+    // counts, the policy target and the move choice). Below the root it keeps
+    // its bonus: its exact value backed up again steers the search there.
+    const float score = Root && proven ? q : q + cu * prior / (1.0f + nc);
     if (score > best_score) best_score = score, best = p.first_child + i;
     if constexpr (Root) {
-      if (forced_scale > 0 && prior > 0 && nc * nc < forced_scale * prior && score > best_forced_score)
+      if (!proven && forced_scale > 0 && prior > 0 && nc * nc < forced_scale * prior && score > best_forced_score)
         best_forced_score = score, best_forced = p.first_child + i;
     } else if (c.state == NodeState::NEW) {
       break;
