@@ -125,10 +125,10 @@ def run_campaign(args: argparse.Namespace, console: Console) -> float:
 
 
 def summary_dict(args: argparse.Namespace, state: Any, final: FinalEvaluation, settings: FinalSettings,
-                 search: dict[str, Any], generations: int, wall: dict[str, float], started: str) -> dict[str, Any]:
-    from chesszero.campaign.tracking import git_revision
-
-    commit, dirty = git_revision(REPO)
+                 search: dict[str, Any], generations: int, wall: dict[str, float], started: str,
+                 revision: tuple[str, bool]) -> dict[str, Any]:
+    """`revision`: the commit (and whether the tree was dirty) when the benchmark started."""
+    commit, dirty = revision
     machine = machine_description()
     return {
         "benchmark": "learning",
@@ -178,7 +178,7 @@ def main(argv: list[str] | None = None) -> int:
     console = Console(stderr=True)
     from chesszero.campaign.context import Campaign, check_name
     from chesszero.campaign.search_settings import evaluation_search
-    from chesszero.campaign.tracking import tracking_uri
+    from chesszero.campaign.tracking import git_revision, tracking_uri
 
     try:
         check_name(args.name)
@@ -191,6 +191,7 @@ def main(argv: list[str] | None = None) -> int:
                       "the benchmark starts from random weights: choose a fresh --name (or --resume)")
         return 2
     started = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    revision = git_revision(REPO)  # the code that runs, not whatever is checked out hours later
     began = time.monotonic()
     try:
         campaign_s = run_campaign(args, console)
@@ -223,7 +224,8 @@ def main(argv: list[str] | None = None) -> int:
     wall = {"campaign_s": campaign_s, "campaign_recorded_s": state.wall_seconds, "final_evaluation_s": eval_s,
             "total_s": time.monotonic() - began}
     search = campaign.cfg.search.model_dump(mode="json")
-    summary = summary_dict(args, state, final, settings, search, len(curve.rows), wall, started)
+    summary = summary_dict(args, state, final, settings, search, len(curve.rows), wall, started,
+                           revision)
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     figure, table = redraw(out)
     print_table(final.matches, console)

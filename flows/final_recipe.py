@@ -75,8 +75,9 @@ def resign_task(root: str, name: str, preset: str) -> dict[str, float]:
 
 
 @task(name="evaluate", cache_policy=NO_CACHE)
-def evaluate_task(root: str, name: str, preset: str, final: bool) -> dict[str, float]:
-    return runner.evaluate(_open(root, name, preset), final=final)
+def evaluate_task(root: str, name: str, preset: str, generations: int | None,
+                  hours: float | None) -> dict[str, float]:
+    return runner.evaluate(_open(root, name, preset), generations=generations, hours=hours)
 
 
 @flow(name="final-recipe", log_prints=True)
@@ -116,8 +117,7 @@ def final_recipe(preset: str = "cpu", campaign: str | None = None, root: str = "
             elif phase is Phase.RESIGN:
                 reporter.phase("resignation", resign_task(root, name, preset))
             elif phase is Phase.EVALUATE:
-                final = runner.is_last(camp, state, generations=generations, hours=hours)
-                reporter.phase("evaluate", evaluate_task(root, name, preset, final))
+                reporter.phase("evaluate", evaluate_task(root, name, preset, generations, hours))
                 reporter.generation_done(g)
                 logger.info("generation %d done", g)
             state = camp.load_state()

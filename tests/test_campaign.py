@@ -192,3 +192,30 @@ def test_malformed_params_name_the_key(tmp_path: Path) -> None:
     assert out.returncode == 2
     assert "train.global_bacth" in out.stderr
     assert not (root / "runs").exists()
+
+
+def test_evaluation_that_spends_the_wall_budget_ends_the_campaign(tmp_path: Path, monkeypatch) -> None:
+    """The wall budget is checked between generations; an evaluation that
+    itself uses up the rest of it must still end the campaign with its final
+    evaluation (budget sweep) and `finished`, not leave it stopped unfinished."""
+    from chesszero.campaign import eval_stage, runner
+    from chesszero.campaign.context import Campaign
+
+    root = make_root(tmp_path)
+    original = eval_stage.evaluate_generation
+    calls: list[tuple[bool, bool]] = []
+
+    def evaluation_that_takes_an_hour(campaign, state, tracker, *, ladder=True, budget_sweep=False):
+        calls.append((ladder, budget_sweep))
+        out = original(campaign, state, tracker, ladder=ladder, budget_sweep=budget_sweep)
+        state.wall_seconds = max(state.wall_seconds, 3600.0)  # as if the matches had run for the hour
+        return out
+
+    monkeypatch.setattr(eval_stage, "evaluate_generation", evaluation_that_takes_an_hour)
+    with prefect_in_process(root):
+        campaign = Campaign.open(root, "walled", preset="smoke")
+        state = runner.run_local(campaign, generations=5, hours=1.0)
+    assert state.finished and state.generation == 1
+    assert calls == [(True, False), (False, True)]  # the ladder, then (over budget) the sweep alone
+    text = (root / "runs" / "walled" / "evals" / "gen_0000" / "summary.txt").read_text()
+    assert "searched:" in text and "v0:" in text  # the sweep appended to the ladder's summary

@@ -103,11 +103,14 @@ def conversion_metrics(mode: str, rung: str, conversion: Conversion) -> dict[str
 
 
 def evaluate_generation(campaign: Campaign, state: CampaignState, tracker: Tracker, *,
-                        budget_sweep: bool = False) -> dict[str, float]:
+                        ladder: bool = True, budget_sweep: bool = False) -> dict[str, float]:
+    """The ladder matches of both modes (`ladder`) and/or the visit-budget
+    sweep (`budget_sweep`) of the active artifact, written under the
+    generation's eval folder (summary.txt, appended to) and logged."""
     g = state.generation
     out_dir = campaign.paths.evals(g)
     metrics: dict[str, float] = {}
-    modes = {"policy": None, "searched": campaign.cfg.evaluate.visits}
+    modes = {"policy": None, "searched": campaign.cfg.evaluate.visits} if ladder else {}
     lines = []
     for mode, visits in modes.items():
         rated = rate_model(campaign, str(state.active_artifact), visits, out_dir, mode)
@@ -136,7 +139,9 @@ def evaluate_generation(campaign: Campaign, state: CampaignState, tracker: Track
             metrics.update(joint_metrics(M.budget_joint_key, visits, rated["joint"]))
             lines.append(f"v{visits}: {rated['elo'].describe()} (nearest rung {rated['rung']}); "
                          f"{rated['joint'].describe()}")
-    (out_dir / "summary.txt").write_text("\n".join(lines) + "\n")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with open(out_dir / "summary.txt", "w" if ladder else "a") as f:
+        f.write("\n".join(lines) + "\n")
     tracker.log_artifact(out_dir, f"evals/gen_{g:04d}")
     tracker.log_params({"ladder.anchor": _ladder(campaign).header()})
     return metrics

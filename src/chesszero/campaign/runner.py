@@ -256,17 +256,30 @@ def resign(campaign: Campaign) -> dict[str, float]:
     return metrics
 
 
-def evaluate(campaign: Campaign, *, final: bool = False) -> dict[str, float]:
+def evaluate(campaign: Campaign, *, generations: int | None = None, hours: float | None = None,
+             final: bool | None = None) -> dict[str, float]:
+    """Evaluates the generation; the campaign's last one (by `generations` /
+    `hours`, or `final` when given) also gets the visit-budget sweep and ends
+    the campaign. A wall budget that this evaluation itself exhausts also ends
+    it here: otherwise the next self-play phase would stop the campaign with
+    no final evaluation and `finished` never set."""
     from chesszero.campaign.eval_stage import evaluate_generation
 
     started = time.time()
     state = campaign.load_state()
     _expect(state, Phase.EVALUATE)
+    last = is_last(campaign, state, generations=generations, hours=hours) if final is None else final
     metrics: dict[str, float] = {}
     cadence = campaign.cfg.evaluate.cadence_generations
-    if final or state.generation % cadence == 0:
-        metrics = evaluate_generation(campaign, state, tracker(campaign, state), budget_sweep=final)
-    if final:
+    if last or state.generation % cadence == 0:
+        metrics = evaluate_generation(campaign, state, tracker(campaign, state), budget_sweep=last)
+    if not last and final is None:
+        _, seconds = _limits(campaign, generations, hours)
+        if state.wall_seconds + (time.time() - started) >= seconds:
+            last = True
+            metrics.update(evaluate_generation(campaign, state, tracker(campaign, state), ladder=False,
+                                               budget_sweep=True))
+    if last:
         state.finished = True
         tracker(campaign, state).set_terminated("FINISHED")
     _finish(campaign, state, started, metrics)
@@ -336,8 +349,7 @@ def run_local(campaign: Campaign, *, generations: int | None = None, hours: floa
         elif phase is Phase.RESIGN:
             _report(on_phase, "resign", resign(campaign))
         elif phase is Phase.EVALUATE:
-            last = is_last(campaign, state, generations=generations, hours=hours)
-            _report(on_phase, "evaluate", evaluate(campaign, final=last))
+            _report(on_phase, "evaluate", evaluate(campaign, generations=generations, hours=hours))
         state = campaign.load_state()
     return state
 
