@@ -166,8 +166,7 @@ def test_killed_campaign_resumes_without_duplicates(tmp_path: Path, kill_phase: 
 def test_smoke_generation_on_local_dask_cluster(tmp_path: Path) -> None:
     from prefect_dask import DaskTaskRunner
 
-    sys.path.insert(0, str(REPO))
-    from flows.final_recipe import final_recipe
+    from chesszero.campaign.flow import final_recipe
 
     root = make_root(tmp_path)
     with prefect_in_process(root):
@@ -198,8 +197,9 @@ def test_evaluation_that_spends_the_wall_budget_ends_the_campaign(tmp_path: Path
     """The wall budget is checked between generations; an evaluation that
     itself uses up the rest of it must still end the campaign with its final
     evaluation (budget sweep) and `finished`, not leave it stopped unfinished."""
-    from chesszero.campaign import eval_stage, runner
+    from chesszero.campaign import eval_stage
     from chesszero.campaign.context import Campaign
+    from chesszero.campaign.dispatch import Limits, run_local
 
     root = make_root(tmp_path)
     original = eval_stage.evaluate_generation
@@ -214,7 +214,7 @@ def test_evaluation_that_spends_the_wall_budget_ends_the_campaign(tmp_path: Path
     monkeypatch.setattr(eval_stage, "evaluate_generation", evaluation_that_takes_an_hour)
     with prefect_in_process(root):
         campaign = Campaign.open(root, "walled", preset="smoke")
-        state = runner.run_local(campaign, generations=5, hours=1.0)
+        state = run_local(campaign, Limits(generations=5, hours=1.0))
     assert state.finished and state.generation == 1
     assert calls == [(True, False), (False, True)]  # the ladder, then (over budget) the sweep alone
     text = (root / "runs" / "walled" / "evals" / "gen_0000" / "summary.txt").read_text()

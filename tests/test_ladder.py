@@ -24,6 +24,7 @@ from chesszero.evaluate.ladder import (
     ladder_pairings,
     main,
     rate_on_ladder,
+    rung_player,
 )
 from chesszero.evaluate.openings import Opening, save_openings
 from chesszero.evaluate.players import (
@@ -343,10 +344,10 @@ def test_greedy_random_share_is_seeded_and_mixes_in_random_moves() -> None:
     for move in ITALIAN.moves:
         game.push_uci(move)
     games = [game.copy() for _ in range(40)]
-    pure = Rung("greedy", RungKind.GREEDY).player(seed=1).select_moves(games, list(range(40)))
+    pure = rung_player(Rung("greedy", RungKind.GREEDY), seed=1).select_moves(games, list(range(40)))
     half = Rung("greedy-r50", RungKind.GREEDY, random_share=0.5)
-    mixed = half.player(seed=1).select_moves(games, list(range(40)))
-    assert mixed == half.player(seed=1).select_moves(games, list(range(40)))
+    mixed = rung_player(half, seed=1).select_moves(games, list(range(40)))
+    assert mixed == rung_player(half, seed=1).select_moves(games, list(range(40)))
     assert len(set(mixed)) > len(set(pure))  # random moves widen the choice
     with pytest.raises(ValueError, match="random_share"):
         GreedyPlayer(random_share=2.0)

@@ -46,8 +46,12 @@ def test_quantum_from_a_replay_store_and_exact_resume(tmp_path: Path) -> None:
 
 
 def test_quantum_job_is_gated_by_credit_and_resumes(tmp_path: Path) -> None:
+    from chesszero.cli import main as cli_main
     from chesszero.train.checkpoint import load_checkpoint
-    from chesszero.train.run import EXIT_UNFUNDED, main
+    from chesszero.train.run import EXIT_UNFUNDED
+
+    def main(argv: list[str]) -> int:
+        return cli_main(["train", *argv])
 
     replay, ckpt, stats = tmp_path / "replay.bin", tmp_path / "train.pt", tmp_path / "q.json"
     store = ReplayStore.create(replay, capacity=256)

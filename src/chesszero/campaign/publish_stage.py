@@ -115,7 +115,7 @@ def _gate_matches(campaign: Campaign, candidate: str, active: str, generation: i
 
 def _published(campaign: Campaign, generation: int) -> dict[str, Any] | None:
     """The marker of a finished publication of the current checkpoint, if any."""
-    from chesszero.publish.artifact import file_sha256
+    from chesszero.fsio import file_sha256
 
     marker = campaign.paths.artifact_dir(generation) / "publish.json"
     if not marker.exists():
@@ -126,7 +126,7 @@ def _published(campaign: Campaign, generation: int) -> dict[str, Any] | None:
 
 def publish_generation(campaign: Campaign, state: CampaignState, tracker: Tracker) -> dict[str, float]:
     """Publishes this generation's checkpoint and activates it when it passes."""
-    from chesszero.publish.artifact import file_sha256
+    from chesszero.fsio import file_sha256
 
     g = state.generation
     marker = _published(campaign, g)

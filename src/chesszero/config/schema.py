@@ -15,8 +15,9 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from chesszero.config.rungs import DEFAULT_RUNGS
 from chesszero.config.schedules import LinearSchedule, StepSchedule
-from chesszero.model.sizes import ModelSize, parse_size
+from chesszero.config.sizes import ModelSize, parse_size
 
 __all__ = [
     "CampaignConfig",
@@ -218,9 +219,7 @@ class PublishConfig(_Section):
 
 
 def _ladder_rung_names() -> list[str]:
-    """Rung names defined by the evaluation ladder (its single owner)."""
-    from chesszero.evaluate.ladder import DEFAULT_RUNGS
-
+    """Rung names of the ladder (owned by ``chesszero.config.rungs``)."""
     return [rung.name for rung in DEFAULT_RUNGS]
 
 
@@ -234,7 +233,7 @@ class EvaluateConfig(_Section):
     promotion_consecutive: PositiveInt = Field(description="Consecutive passing matches needed.")
     rungs: list[str] = Field(
         min_length=1,
-        description="Ladder rungs the campaign plays, by name (chesszero.evaluate.ladder.DEFAULT_RUNGS).",
+        description="Ladder rungs the campaign plays, by name (chesszero.config.rungs.DEFAULT_RUNGS).",
     )
 
     @field_validator("rungs")

@@ -11,7 +11,6 @@ chesszero.evaluate.ladder`` runs cleanly):
 - ``match``: paired matches refereed by ``chesszero.core.Game``; ``MatchResult``.
 - ``pgn``: PGN text of match games.
 - ``openings``: the opening-suite format, loading, checksums.
-- ``calibration_set``: the 516 calibration positions (format and loading).
 - ``rating_fit``: maximum-likelihood (Bradley-Terry) ratings with an anchor.
 - ``ladder``: rungs, calibration, ``LadderTable`` JSON, rating a model; CLI.
 - ``progress``: live ``rich`` progress of a calibration.

@@ -45,8 +45,6 @@ Command line::
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import enum
 import json
 import sys
 import time
@@ -58,6 +56,7 @@ from typing import Protocol
 
 import chess.engine
 
+from chesszero.config.rungs import DEFAULT_RUNGS, Rung, RungKind
 from chesszero.evaluate.elo import EloEstimate
 from chesszero.evaluate.joint_rating import JointRating, joint_rating_of_matches
 from chesszero.evaluate.match import GameRecord, MatchResult, play_match
@@ -78,85 +77,22 @@ DEFAULT_TABLE = Path("data/ladder.json")
 """The calibrated table shipped in the repository (relative to its root, like the openings)."""
 
 
-class RungKind(enum.Enum):
-    RANDOM = "random"
-    GREEDY = "greedy"
-    STOCKFISH = "stockfish"
+def rung_player(rung: Rung, *, seed: int = 0, engines: int = 2) -> Player:
+    """A fresh player for `rung` (the caller closes it)."""
+    if rung.kind is RungKind.RANDOM:
+        return RandomPlayer(seed=seed, name=rung.name)
+    if rung.kind is RungKind.GREEDY:
+        return GreedyPlayer(seed=seed, name=rung.name, random_share=rung.random_share)
+    assert rung.nodes is not None
+    return StockfishPlayer(
+        nodes=rung.nodes,
+        engines=engines,
+        name=rung.name,
+        random_share=rung.random_share,
+        seed=seed,
+    )
 
 
-@dataclass(frozen=True)
-class Rung:
-    """One fixed opponent; ``rating``/``stderr`` are set once calibrated."""
-
-    name: str
-    kind: RungKind
-    nodes: int | None = None
-    rating: float | None = None
-    stderr: float | None = None
-    random_share: float = 0.0
-
-    def __post_init__(self) -> None:
-        if (self.kind is RungKind.STOCKFISH) != (self.nodes is not None):
-            raise ValueError(f"rung {self.name!r}: nodes is required exactly for Stockfish rungs")
-        if self.random_share and self.kind is RungKind.RANDOM:
-            raise ValueError(f"rung {self.name!r}: random_share makes no sense for the random mover")
-        if not 0.0 <= self.random_share <= 1.0:
-            raise ValueError(f"rung {self.name!r}: random_share must lie in [0, 1]")
-
-    def rated(self, rating: float, stderr: float) -> Rung:
-        """This rung with a calibrated rating."""
-        return dataclasses.replace(self, rating=rating, stderr=stderr)
-
-    def player(self, *, seed: int = 0, engines: int = 2) -> Player:
-        """A fresh player for this rung (the caller closes it)."""
-        if self.kind is RungKind.RANDOM:
-            return RandomPlayer(seed=seed, name=self.name)
-        if self.kind is RungKind.GREEDY:
-            return GreedyPlayer(seed=seed, name=self.name, random_share=self.random_share)
-        assert self.nodes is not None
-        return StockfishPlayer(
-            nodes=self.nodes,
-            engines=engines,
-            name=self.name,
-            random_share=self.random_share,
-            seed=seed,
-        )
-
-    def to_dict(self) -> dict[str, object]:
-        return {
-            "name": self.name,
-            "kind": self.kind.value,
-            "nodes": self.nodes,
-            "random_share": self.random_share,
-            "rating": self.rating,
-            "stderr": self.stderr,
-        }
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, object]) -> Rung:
-        nodes, rating, stderr = data.get("nodes"), data.get("rating"), data.get("stderr")
-        return cls(
-            name=str(data["name"]),
-            kind=RungKind(data["kind"]),
-            nodes=None if nodes is None else int(nodes),  # type: ignore[call-overload]
-            rating=None if rating is None else float(rating),  # type: ignore[arg-type]
-            stderr=None if stderr is None else float(stderr),  # type: ignore[arg-type]
-            random_share=float(data.get("random_share", 0.0)),  # type: ignore[arg-type]
-        )
-
-
-DEFAULT_RUNGS: tuple[Rung, ...] = (
-    Rung("random", RungKind.RANDOM),
-    Rung("greedy-r50", RungKind.GREEDY, random_share=0.5),
-    Rung("greedy", RungKind.GREEDY),
-    Rung("sf-n1-r30", RungKind.STOCKFISH, 1, random_share=0.3),
-    Rung("sf-n1-r10", RungKind.STOCKFISH, 1, random_share=0.1),
-    *(
-        Rung(f"sf-n{n}", RungKind.STOCKFISH, n)
-        for n in (1, 300, 600, 1000, 2000, 5000, 10000, 20000)
-    ),
-)
-"""The default ladder, weakest first (module docstring)."""
 
 
 @dataclass
@@ -318,7 +254,7 @@ def calibrate(
     started = time.monotonic()
     results: list[PairingResult] = []
     for weak, strong in pairings:
-        a, b = weak.player(engines=engines), strong.player(engines=engines)
+        a, b = rung_player(weak, engines=engines), rung_player(strong, engines=engines)
         began = time.monotonic()
         try:
             match = play_match(
@@ -418,7 +354,7 @@ def rate_on_ladder(
     matches: dict[str, MatchResult] = {}
     for _ in range(max_matches):
         rung = order[position]
-        opponent = rung.player(engines=engines)
+        opponent = rung_player(rung, engines=engines)
         try:
             matches[rung.name] = play_match(
                 player, opponent, openings, concurrency=concurrency, max_plies=max_plies

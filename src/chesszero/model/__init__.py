@@ -8,6 +8,7 @@ Public API::
     policy, wdl = net.inference_view()(planes)
 """
 
+from chesszero.config.sizes import NAMED_SIZES, ModelSize, parse_size
 from chesszero.model.actions import PROMOTION_PIECES, ActionTable, core_action_table
 from chesszero.model.heads import FromToPolicyHead, LengthHead, WdlHead
 from chesszero.model.network import (
@@ -19,7 +20,6 @@ from chesszero.model.network import (
     ResidualBlock,
     count_parameters,
 )
-from chesszero.model.sizes import NAMED_SIZES, ModelSize, parse_size
 
 __all__ = [
     "INPUT_PLANES",

@@ -19,9 +19,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from chesszero.config.sizes import ModelSize, parse_size
 from chesszero.model.actions import ActionTable, core_action_table
 from chesszero.model.heads import FromToPolicyHead, LengthHead, WdlHead
-from chesszero.model.sizes import ModelSize, parse_size
 
 __all__ = [
     "INPUT_PLANES",

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-import hashlib
 import json
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -30,7 +29,7 @@ from typing import Any
 import onnx
 
 from chesszero import core
-from chesszero.fsio import atomic_write_bytes
+from chesszero.fsio import atomic_write_bytes, file_sha256
 
 __all__ = [
     "ARTIFACT_FORMAT",
@@ -43,7 +42,6 @@ __all__ = [
     "EncodingVersionError",
     "Precision",
     "atomic_write_bytes",
-    "file_sha256",
     "load_artifact",
     "read_activation",
     "update_metadata",
@@ -144,15 +142,6 @@ class Artifact:
     path: Path
     metadata: ArtifactMetadata
     sha256: str
-
-
-def file_sha256(path: str | Path) -> str:
-    """SHA-256 of a file's bytes (hex)."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def _load_model(path: Path) -> onnx.ModelProto:

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from chesszero import core
-from chesszero.evaluate.calibration_set import DEFAULT_POSITIONS, load_positions
+from chesszero.publish.calibration_positions import DEFAULT_POSITIONS, load_positions
 
 __all__ = ["CalibrationSet", "calibration_set_from_games", "load_calibration_set"]
 

@@ -30,12 +30,12 @@ from pathlib import Path
 import torch
 
 from chesszero.config.schema import PublishConfig
+from chesszero.fsio import file_sha256
 from chesszero.model.network import ChessNet
 from chesszero.publish.artifact import (
     ActiveArtifact,
     Artifact,
     Precision,
-    file_sha256,
     load_artifact,
     read_activation,
     update_metadata,
