@@ -138,7 +138,7 @@ def test_killed_campaign_resumes_without_duplicates(tmp_path: Path, kill_phase: 
 
     root = make_root(tmp_path)
     env = campaign_env(root)
-    cmd = [sys.executable, "-m", "chesszero.campaign", "run", "--preset", "smoke", "--name", "killed",
+    cmd = [sys.executable, "-m", "chesszero", "campaign", "run", "--preset", "smoke", "--name", "killed",
            "--root", str(root), "--generations", "2", "--no-prefect", "--quiet"]
     state_file = root / "runs" / "killed" / "state.json"
 
@@ -185,7 +185,7 @@ def test_malformed_params_name_the_key(tmp_path: Path) -> None:
     params = yaml.safe_load((root / "params.yaml").read_text())
     params["presets"]["smoke"]["train"]["global_bacth"] = 32
     (root / "params.yaml").write_text(yaml.safe_dump(params))
-    out = subprocess.run([sys.executable, "-m", "chesszero.campaign", "run", "--preset", "smoke", "--root",
+    out = subprocess.run([sys.executable, "-m", "chesszero", "campaign", "run", "--preset", "smoke", "--root",
                           str(root), "--no-prefect"], capture_output=True, text=True, env=campaign_env(root),
                          timeout=120)
     assert out.returncode == 2

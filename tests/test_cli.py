@@ -12,7 +12,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from test_train_support import make_raw_rows, one_thread, requires_core
+from train_support import make_raw_rows, one_thread, requires_core
 
 from chesszero.cli import build_parser, main
 
@@ -61,7 +61,7 @@ def checkpoint(replay: Path) -> Path:
         (["publish", "--checkpoint", "/nonexistent.pt", "--out", "o", "--preset", "smoke"],
          "chesszero publish", "checkpoint not found: '/nonexistent.pt'"),
         (["uci", "--visits", "lots"], "chesszero uci", "argument --visits: invalid int value"),
-        (["ladder", "show", "/nonexistent/ladder.json"], "ladder",  # the ladder's own message
+        (["ladder", "show", "/nonexistent/ladder.json"], "chesszero ladder show",
          "ladder table not found: /nonexistent/ladder.json"),
         (["bench", "--only", "nope"], "chesszero bench", "unknown benchmarks ['nope']"),
         (["bench", "--timeout", "soon"], "chesszero bench", "argument --timeout: invalid float"),

@@ -11,7 +11,7 @@ import onnx
 import pytest
 import torch
 from onnx import TensorProto, helper
-from test_publish_support import calibration, one_thread, random_games, trained_net  # noqa: F401
+from publish_support import calibration, one_thread, random_games, trained_net  # noqa: F401
 
 from chesszero import core
 from chesszero.publish.artifact import (

@@ -10,7 +10,7 @@ import onnx
 import pytest
 import torch
 from onnx import numpy_helper
-from test_publish_support import (  # noqa: F401
+from publish_support import (  # noqa: F401
     calibration,
     legal_kl,
     one_thread,

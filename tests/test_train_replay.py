@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from test_train_support import make_raw_rows, one_thread, requires_core
+from train_support import make_raw_rows, one_thread, requires_core
 
 from chesszero.config import load_config
 from chesszero.replay import ReplayStore, SamplerOptions, StoreSampler

@@ -448,7 +448,7 @@ def tiny_artifact(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_python_chess_drives_the_engine_process(tiny_artifact: Path) -> None:
-    command = [sys.executable, "-m", "chesszero.uci", "--model", str(tiny_artifact), "--visits", "16"]
+    command = [sys.executable, "-m", "chesszero", "uci", "--model", str(tiny_artifact), "--visits", "16"]
     engine = chess.engine.SimpleEngine.popen_uci(command, timeout=WAIT_S)
     try:
         assert "tiny-2x16.onnx" in engine.id["name"]
@@ -473,7 +473,7 @@ def test_python_chess_drives_the_engine_process(tiny_artifact: Path) -> None:
 
 def test_engine_process_survives_garbage_and_quits(tiny_artifact: Path) -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "chesszero.uci", "--model", str(tiny_artifact)],
+        [sys.executable, "-m", "chesszero", "uci", "--model", str(tiny_artifact)],
         input="uci\n\x00garbage\nposition startpos moves e9e4\nisready\ngo nodes 4\nquit\n",
         capture_output=True, text=True, timeout=WAIT_S, check=False,
     )

@@ -81,9 +81,6 @@ class CampaignPaths:
     def evals(self, generation: int) -> Path:
         return self.dir / "evals" / f"gen_{generation:04d}"
 
-    def checkpoint_copy(self, generation: int) -> Path:
-        return self.dir / "checkpoints" / f"gen_{generation:04d}.pt"
-
 
 def check_name(name: str) -> str:
     if not name or not set(name) <= NAME_CHARS or name.startswith("."):

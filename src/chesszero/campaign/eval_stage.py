@@ -49,13 +49,12 @@ def rate_model(campaign: Campaign, artifact: str, visits: int | None, out_dir: P
     from chesszero.evaluate.ladder import choose_rung, rung_player
     from chesszero.evaluate.match import play_match
     from chesszero.evaluate.openings import load_openings
-    from chesszero.publish import load_artifact
-    from chesszero.publish.runtime import OrtRuntime
+    from chesszero.publish.loading import load_evaluator
 
     ev = campaign.cfg.evaluate
     table = _ladder(campaign)
     openings = load_openings(campaign.root / "data" / "openings" / "openings.epd")[: ev.openings]
-    session = OrtRuntime(threads=1).build(load_artifact(artifact))
+    session = load_evaluator(artifact, plain_onnx=False)
     results = {}
     for rung_name in ev.rungs:
         rung = table.rung(rung_name)

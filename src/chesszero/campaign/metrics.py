@@ -67,6 +67,8 @@ def termination_key(name: str) -> str:
 
 
 def fidelity_key(name: str) -> str:
+    if name not in FIDELITY:
+        raise KeyError(f"no fidelity metric {name!r}; known: {FIDELITY}")
     return f"publish/{name}"
 
 

@@ -74,8 +74,7 @@ def _gate_matches(campaign: Campaign, candidate: str, active: str, generation: i
     from chesszero.evaluate.gate import MatchStatus, PromotionGate
     from chesszero.evaluate.match import play_match
     from chesszero.evaluate.openings import load_openings
-    from chesszero.publish import load_artifact
-    from chesszero.publish.runtime import OrtRuntime
+    from chesszero.publish.loading import load_evaluator
 
     ev = campaign.cfg.evaluate
     openings = load_openings(campaign.root / "data" / "openings" / "openings.epd")
@@ -83,7 +82,6 @@ def _gate_matches(campaign: Campaign, candidate: str, active: str, generation: i
     if gate is None or gate.candidate != candidate:
         gate = PromotionGate(candidate=candidate, active=active, threshold=ev.promotion_score,
                              required_passes=ev.promotion_consecutive)
-    runtime = OrtRuntime(threads=1)
     out_dir = campaign.paths.evals(generation)
     out_dir.mkdir(parents=True, exist_ok=True)
     errored = 0
@@ -93,9 +91,9 @@ def _gate_matches(campaign: Campaign, candidate: str, active: str, generation: i
             break
         k = len(gate.history)
         chosen = [openings[(k * ev.openings + i) % len(openings)] for i in range(ev.openings)]
-        cand = EnginePlayer(runtime.build(load_artifact(candidate)), visits=None, name="candidate",
+        cand = EnginePlayer(load_evaluator(candidate, plain_onnx=False), visits=None, name="candidate",
                             options=evaluation_search(campaign.cfg))
-        act = EnginePlayer(runtime.build(load_artifact(active)), visits=None, name="active",
+        act = EnginePlayer(load_evaluator(active, plain_onnx=False), visits=None, name="active",
                            options=evaluation_search(campaign.cfg))
         try:
             result = play_match(cand, act, chosen, max_plies=ev.ply_cap, event=f"promotion {k}")

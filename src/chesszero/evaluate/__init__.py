@@ -7,7 +7,8 @@ chesszero.evaluate.ladder`` runs cleanly):
 - ``elo``: Elo from paired results, pentanomial bootstrap intervals, bounds.
 - ``players``: the batched ``Player`` protocol; random, greedy, Stockfish.
 - ``engine_player``: the network as a ``Player`` (searched or policy-only),
-  ``SlotSearch`` (stoppable slot-addressed search), ``load_evaluator``.
+  ``SlotSearch`` (stoppable slot-addressed search); model files load
+  through ``chesszero.publish.loading.load_evaluator``.
 - ``match``: paired matches refereed by ``chesszero.core.Game``; ``MatchResult``.
 - ``pgn``: PGN text of match games.
 - ``openings``: the opening-suite format, loading, checksums.

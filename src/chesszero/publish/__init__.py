@@ -16,6 +16,7 @@ Modules:
 - ``tensorrt_runtime``: TensorRT (only with the ``tensorrt`` package and a GPU).
 - ``fidelity``: agreement / KL / WDL comparison and its JSON report.
 - ``pipeline``: ``publish`` and ``gate_and_activate``.
+- ``loading``: ``load_evaluator``, the one way from a model file to an evaluator.
 
 Typical use::
 

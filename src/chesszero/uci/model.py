@@ -3,7 +3,7 @@
 An ``EvaluatorSource`` builds an evaluator for a number of inference threads:
 
 - ``source_from_path(path)``: an ONNX artifact loaded by
-  ``evaluate.engine_player.load_evaluator`` (published artifacts through the
+  ``publish.loading.load_evaluator`` (published artifacts through the
   publish package; plain ONNX networks with a warning; another encoding
   version refused).
 - ``source_from_evaluator(evaluator)``: an evaluator object (tests, embedding);
@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from chesszero.evaluate.engine_player import load_evaluator
+from chesszero.publish.loading import load_evaluator
 from chesszero.search.evaluators import Evaluator, UniformEvaluator
 
 

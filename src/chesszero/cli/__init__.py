@@ -19,22 +19,10 @@ import runpy
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import NoReturn
 
-
-class UsageError(ValueError):
-    """An argument error, reported as one line (``prog: error: message``)."""
-
-    def __init__(self, prog: str, message: str) -> None:
-        super().__init__(message)
-        self.prog = prog
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse with one-line errors (subparsers inherit the class)."""
-
-    def error(self, message: str) -> NoReturn:
-        raise UsageError(self.prog, f"{message} (see {self.prog} --help)")
+from chesszero.cli import campaign as campaign_cli
+from chesszero.cli import ladder as ladder_cli
+from chesszero.cli.common import UsageError, _Parser
 
 
 def _recipe_arguments(p: argparse.ArgumentParser) -> None:
@@ -149,12 +137,6 @@ def _uci(args: argparse.Namespace) -> int:
                    parallel_leaves=args.parallel_leaves, seed=args.seed)
 
 
-def _ladder(argv: Sequence[str]) -> int:
-    from chesszero.evaluate.ladder import main as ladder_main
-
-    return ladder_main(list(argv))
-
-
 def _bench(argv: Sequence[str]) -> int:
     from chesszero.config import REPO_ROOT
 
@@ -164,14 +146,7 @@ def _bench(argv: Sequence[str]) -> int:
     return int(runpy.run_path(str(script))["main"](list(argv)))
 
 
-def _campaign(argv: Sequence[str]) -> int:
-    from chesszero.campaign.__main__ import main as campaign_main
-
-    return campaign_main(list(argv))
-
-
-DELEGATED: dict[str, Callable[[Sequence[str]], int]] = {"ladder": _ladder, "bench": _bench,
-                                                        "campaign": _campaign}
+DELEGATED: dict[str, Callable[[Sequence[str]], int]] = {"bench": _bench}
 """Subcommands whose arguments belong to another parser (passed through verbatim)."""
 
 
@@ -246,14 +221,11 @@ def build_parser() -> argparse.ArgumentParser:
     uci.add_argument("--seed", type=int, default=0)
     uci.set_defaults(func=_uci)
 
-    # Delegated: everything after the command name goes to the owner's parser.
-    sub.add_parser("ladder", add_help=False,
-                   help="calibrate or show the rating ladder (chesszero ladder --help)")
+    ladder_cli.add_parser(sub)
+    campaign_cli.add_parser(sub)
+    # Delegated: everything after the command name goes to the benchmark runner's parser.
     sub.add_parser("bench", add_help=False,
                    help="run every benchmark, write reports/bench (chesszero bench --help)")
-
-    sub.add_parser("campaign", add_help=False,
-                   help="run, resume or inspect a campaign (chesszero campaign run|status --help)")
 
     return parser
 
@@ -275,7 +247,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             except SystemExit as done:  # the owner's argparse already printed its message
                 return done.code if isinstance(done.code, int) else int(done.code is not None)
         args = parser.parse_args(argv)
-        prog = f"{parser.prog} {args.command}"
+        prog = " ".join([parser.prog, args.command, *[c for c in (getattr(args, "ladder_command", None),
+                                                                    getattr(args, "campaign_command", None)) if c]])
         return int(args.func(args))
     except UsageError as exc:
         return _error(exc.prog, str(exc))
