@@ -20,8 +20,16 @@ $(VENV)/.deps-stamp: pyproject.toml
 	$(PIP) install -q scikit-build-core pybind11 'torch==2.13.0'
 	touch $@
 
+# The editable install maps each Python module to its file, so adding, moving or
+# removing a module needs a reinstall: the stamp names a hash of the module list.
+MODULES_STAMP := $(VENV)/.modules-$(shell find src -name '*.py' | sort | md5sum | cut -c1-12)
+
+$(MODULES_STAMP): $(VENV)/.deps-stamp
+	rm -f $(VENV)/.modules-*
+	touch $@
+
 # Editable install compiles the native core (portable baseline build).
-$(VENV)/.build-stamp: $(VENV)/.deps-stamp $(CPP_SOURCES)
+$(VENV)/.build-stamp: $(VENV)/.deps-stamp $(CPP_SOURCES) $(MODULES_STAMP)
 	$(PIP) install -q --no-build-isolation -e '.[learn,campaign,dev]'
 	touch $@
 
