@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import faulthandler
+import sys
 import threading
 from collections.abc import Callable, Iterator
 
@@ -29,7 +30,7 @@ def _deadlock_watchdog() -> Iterator[None]:
     """A deadlocked thread may hold the GIL, so no Python-level timeout can
     fire: faulthandler's watchdog thread needs no GIL. It prints every
     thread's stack and ends the process (the run fails instead of hanging)."""
-    faulthandler.dump_traceback_later(DEADLOCK_SECONDS, exit=True)
+    faulthandler.dump_traceback_later(DEADLOCK_SECONDS, exit=True, file=sys.__stderr__)
     yield
     faulthandler.cancel_dump_traceback_later()
 
