@@ -12,6 +12,22 @@ void bind_core(py::module_& m) {
   m.attr("ENCODING_VERSION") = kEncodingVersion;
   m.attr("HISTORY_MOVES") = kHistoryMoves;
 
+  // The game-ending and result codes (core/game.h), the one definition Python reads.
+  py::enum_<Termination>(m, "Termination", "How a game ended (NONE: not over).")
+      .value("NONE", Termination::NONE)
+      .value("CHECKMATE", Termination::CHECKMATE)
+      .value("STALEMATE", Termination::STALEMATE)
+      .value("INSUFFICIENT_MATERIAL", Termination::INSUFFICIENT_MATERIAL)
+      .value("THREEFOLD_REPETITION", Termination::THREEFOLD_REPETITION)
+      .value("FIFTY_MOVES", Termination::FIFTY_MOVES)
+      .value("PLY_CAP", Termination::PLY_CAP)
+      .value("RESIGNATION", Termination::RESIGNATION);
+  py::enum_<GameResult>(m, "GameResult", "Result of a game from White's point of view.")
+      .value("ONGOING", GameResult::ONGOING)
+      .value("WHITE_WINS", GameResult::WHITE_WINS)
+      .value("BLACK_WINS", GameResult::BLACK_WINS)
+      .value("DRAW", GameResult::DRAW);
+
   py::class_<Game>(m, "_Game")
       .def(py::init(&game_from_fen), py::arg("fen") = py::none())
       .def("_assign", [](Game& self, const Game& other) { self = other; })
