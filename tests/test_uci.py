@@ -481,3 +481,25 @@ def test_engine_process_survives_garbage_and_quits(tiny_artifact: Path) -> None:
     lines = proc.stdout.splitlines()
     assert "readyok" in lines and lines[-1].startswith("bestmove ")
     assert sum(x.startswith("info string error") for x in lines) == 2
+
+
+def test_a_file_that_is_not_a_chesszero_network_fails_at_startup(tiny_artifact: Path, tmp_path: Path) -> None:
+    """`chesszero uci --model BAD` exits 2 before any protocol traffic, naming the file."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    junk = tmp_path / "junk.onnx"
+    junk.write_bytes(b"\x08\x07 this is not a protobuf \xff\xfe" * 8)
+    wrong = tmp_path / "wrong-shape.onnx"  # a valid ONNX graph with the wrong signature
+    x = helper.make_tensor_value_info("planes", TensorProto.FLOAT, ["N", 12, 8, 8])
+    y = helper.make_tensor_value_info("out", TensorProto.FLOAT, ["N", 12, 8, 8])
+    onnx.save(helper.make_model(helper.make_graph([helper.make_node("Identity", ["planes"], ["out"])],
+                                                  "g", [x], [y])), wrong)
+    for bad, says in ((junk, "not an ONNX model"), (wrong, "expected one input [N, 52, 8, 8]")):
+        proc = subprocess.run([sys.executable, "-m", "chesszero", "uci", "--model", str(bad)],
+                              input="uci\nquit\n", capture_output=True, text=True, timeout=WAIT_S, check=False)
+        assert proc.returncode == 2 and proc.stdout == ""
+        assert proc.stderr.startswith(f"chesszero uci: error: {bad}: ") and says in proc.stderr, proc.stderr
+    from chesszero.uci.model import check_onnx_signature
+
+    check_onnx_signature(tiny_artifact)  # a published artifact passes the startup check
