@@ -25,6 +25,21 @@ from chesszero.campaign.state import CampaignState, write_json_atomic
 from chesszero.campaign.tracking import Tracker
 
 
+def _tuning_set(campaign: Campaign, generation: int | None) -> Any:
+    """Positions for activation ranges and QAT that the fidelity gate never
+    scores: replay rows (seeded per generation), or random play before any."""
+    from chesszero.publish.calibration import random_play_set, tuning_set_from_replay
+
+    cfg = campaign.cfg
+    n, seed = cfg.publish.calibration_positions, cfg.campaign.seed * 1009 + (generation or 0)
+    if campaign.paths.replay.exists():
+        try:
+            return tuning_set_from_replay(campaign.paths.replay, limit=n, seed=seed)
+        except ValueError:  # no valid rows yet
+            pass
+    return random_play_set(n, seed=seed)
+
+
 def _publish_checkpoint(campaign: Campaign, generation: int | None) -> Any:
     from chesszero.publish import PublishSettings, load_calibration_set, publish
 
@@ -32,7 +47,8 @@ def _publish_checkpoint(campaign: Campaign, generation: int | None) -> Any:
     calib = load_calibration_set(campaign.root / "data" / "calibration" / "positions.jsonl",
                                  limit=cfg.publish.calibration_positions)
     return publish(campaign.paths.checkpoint, campaign.paths.artifact_dir(generation), calib,
-                   settings=PublishSettings.from_config(cfg.publish), state_path=None)
+                   settings=PublishSettings.from_config(cfg.publish), state_path=None,
+                   tune=_tuning_set(campaign, generation))
 
 
 def _fidelity_metrics(result: Any) -> dict[str, float]:

@@ -74,14 +74,20 @@ def _publish(args: argparse.Namespace) -> int:
     cfg = _load_recipe(args)
     if not args.checkpoint.is_file():
         raise ValueError(f"checkpoint not found: {str(args.checkpoint)!r}")
+    from chesszero.publish.calibration import random_play_set, tuning_set_from_replay
+
     calib = load_calibration_set(args.calibration, limit=cfg.publish.calibration_positions)
+    n = cfg.publish.calibration_positions
+    tune = (tuning_set_from_replay(args.tune_replay, limit=n, seed=args.seed) if args.tune_replay is not None
+            else random_play_set(n, seed=args.seed))
     settings = PublishSettings.from_config(cfg.publish, precision=Precision(args.precision))
     with Console(stderr=True).status(f"publishing {args.checkpoint} -> {args.out}"):
-        result = publish(args.checkpoint, args.out, calib, settings=settings, state_path=args.state)
+        result = publish(args.checkpoint, args.out, calib, settings=settings, state_path=args.state, tune=tune)
     gate = result.gate
     print(json.dumps({
         "activated": result.activated,
         "artifact": str(gate.path),
+        "tuned_on": tune.source,
         "fidelity": gate.report.summary() if gate.report else None,
         "failures": list(gate.report.failures) if gate.report else [],
         "error": gate.error,
@@ -210,7 +216,11 @@ def build_parser() -> argparse.ArgumentParser:
     pub.add_argument("--precision", choices=["int8", "fp32"], default="int8",
                      help="artifact gated and activated (default: int8)")
     pub.add_argument("--calibration", type=Path, default=Path("data/calibration/positions.jsonl"),
-                     help="calibration positions (default: data/calibration/positions.jsonl)")
+                     help="the fidelity gate's positions (default: data/calibration/positions.jsonl)")
+    pub.add_argument("--tune-replay", type=Path, default=None,
+                     help="replay store whose rows set activation ranges and QAT "
+                     "(default: seeded random-play positions; never the gate's)")
+    pub.add_argument("--seed", type=int, default=0, help="seed of the tuning positions")
     pub.set_defaults(func=_publish)
 
     uci = sub.add_parser("uci", help="a UCI engine on stdin/stdout")

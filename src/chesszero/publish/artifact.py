@@ -82,6 +82,11 @@ class ArtifactMetadata:
     calibration_positions: int
     quant_scheme: str = ""
     """:class:`~chesszero.publish.quant_ops.QuantScheme` value for INT8, empty for FP32."""
+    tuning_sha256: str = ""
+    """Hash of the positions that set activation ranges and fine-tuned QAT."""
+    tuning_source: str = ""
+    """What those positions were (replay rows with their sequence range, random play, ...);
+    the fidelity gate's own positions (``calibration_*``) are never among them."""
     torch_state: str = ""
     """File name (next to the ONNX file) of the deployment network's torch state, if any."""
     fidelity: dict[str, Any] = dataclasses.field(default_factory=dict)
@@ -124,6 +129,8 @@ class ArtifactMetadata:
                 calibration_sha256=props[_PREFIX + "calibration_sha256"],
                 calibration_positions=int(props[_PREFIX + "calibration_positions"]),
                 quant_scheme=props.get(_PREFIX + "quant_scheme", ""),
+                tuning_sha256=props.get(_PREFIX + "tuning_sha256", ""),
+                tuning_source=props.get(_PREFIX + "tuning_source", ""),
                 torch_state=props.get(_PREFIX + "torch_state", ""),
                 fidelity=json.loads(fidelity),
                 created_at=props.get(_PREFIX + "created_at", ""),
