@@ -259,7 +259,7 @@ class CampaignConfig(_Section):
     checkpoint_every: PositiveInt = Field(description="Keep a training checkpoint every this many generations.")
     snapshot_every: PositiveInt = Field(description="Snapshot the replay store (DVC) every this many generations.")
     overlap_fraction: Fraction = Field(description="Share of actors that keep playing while training runs.")
-    dask_address: str | None = Field(description="Dask scheduler address (null: a local cluster).")
+    dask_address: str | None = Field(description="Dask scheduler address (null: actors run as threads of the campaign process).")
     materialize_workers: int = Field(ge=0, le=256, description="Materialisation processes (0: in-process).")
     promotion_matches: bool = Field(
         default=False,
