@@ -9,7 +9,7 @@ PYTEST_ARGS ?=
 CPP_SOURCES := $(shell find cpp -name '*.cpp' -o -name '*.h') CMakeLists.txt pyproject.toml
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all setup build system-deps test run demo bench learning lint clean mlflow-ui serve reports
+.PHONY: all setup build system-deps test sanitize run demo bench learning lint clean mlflow-ui serve reports
 export PREFECT_HOME ?= $(CURDIR)/.prefect
 
 all: test
@@ -20,8 +20,16 @@ $(VENV)/.deps-stamp: pyproject.toml
 	$(PIP) install -q scikit-build-core pybind11 'torch==2.13.0'
 	touch $@
 
+# The editable install maps each Python module to its file, so adding, moving or
+# removing a module needs a reinstall: the stamp names a hash of the module list.
+MODULES_STAMP := $(VENV)/.modules-$(shell find src -name '*.py' | sort | md5sum | cut -c1-12)
+
+$(MODULES_STAMP): $(VENV)/.deps-stamp
+	rm -f $(VENV)/.modules-*
+	touch $@
+
 # Editable install compiles the native core (portable baseline build).
-$(VENV)/.build-stamp: $(VENV)/.deps-stamp $(CPP_SOURCES)
+$(VENV)/.build-stamp: $(VENV)/.deps-stamp $(CPP_SOURCES) $(MODULES_STAMP)
 	$(PIP) install -q --no-build-isolation -e '.[learn,campaign,dev]'
 	touch $@
 
@@ -35,6 +43,26 @@ system-deps:
 
 test: setup
 	$(PY) -m pytest -q $(PYTEST_ARGS)
+
+# Debug build of the native core with ASan + UBSan (asserts on) in build/sanitize
+# (the installed core is left alone), then the native-core, bindings, search and
+# self-play tests against it: the sanitized module is loaded as chesszero._core
+# before the tests import it, with the ASan runtime preloaded into Python, and
+# libstdc++ too (ASan intercepts C++ throws only if it is there at start). Leak
+# checks are off (CPython keeps memory until exit). Any report fails the run.
+SAN_DIR := build/sanitize
+SAN_TESTS ?= tests/test_core_*.py tests/test_bindings_threads.py tests/test_search*.py tests/test_selfplay*.py
+sanitize: build
+	cmake -S . -B $(SAN_DIR) -G Ninja -DCHESSZERO_SANITIZE=ON -DPython_EXECUTABLE=$(CURDIR)/$(PY) \
+	  -Dpybind11_DIR="$$($(PY) -m pybind11 --cmakedir)"
+	cmake --build $(SAN_DIR) --target _core
+	LD_PRELOAD="$$($(CXX) -print-file-name=libasan.so) $$($(CXX) -print-file-name=libstdc++.so)" \
+	  ASAN_OPTIONS=detect_leaks=0 \
+	  UBSAN_OPTIONS=print_stacktrace=1 $(PY) -c 'import glob, importlib.util as u, sys; \
+	    spec = u.spec_from_file_location("chesszero._core", glob.glob(sys.argv[1])[0]); \
+	    m = u.module_from_spec(spec); sys.modules[spec.name] = m; spec.loader.exec_module(m); \
+	    print("native core:", m.__file__); import pytest; sys.exit(pytest.main(sys.argv[2:]))' \
+	  '$(SAN_DIR)/_core*.so' -q -p no:cacheprovider --capture=sys $(PYTEST_ARGS) $(SAN_TESTS)
 
 # The main job: a campaign of the $(PRESET) preset (resumes if interrupted).
 run: setup

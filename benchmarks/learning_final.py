@@ -154,11 +154,12 @@ class FinalEvaluation:
 
 def final_evaluation(settings: FinalSettings, console: Console | None = None) -> FinalEvaluation:
     """Plays every (mode, opponent) match; see the module docstring."""
-    from chesszero.evaluate.engine_player import EnginePlayer, load_evaluator
+    from chesszero.evaluate.engine_player import EnginePlayer
     from chesszero.evaluate.joint_rating import joint_rating_of_matches
-    from chesszero.evaluate.ladder import LadderTable
+    from chesszero.evaluate.ladder import LadderTable, rung_player
     from chesszero.evaluate.match import play_match
     from chesszero.evaluate.openings import load_openings
+    from chesszero.publish.loading import load_evaluator
 
     console = console or Console(stderr=True)
     table = LadderTable.load(settings.ladder)
@@ -191,7 +192,7 @@ def final_evaluation(settings: FinalSettings, console: Console | None = None) ->
             options = settings.search() if settings.search is not None and visits is not None else None
             model = EnginePlayer(evaluator, visits=visits, name=f"model-{mode}", slots=settings.concurrency,
                                  options=options)
-            opponent = table.rung(opp).player(seed=0, engines=2)
+            opponent = rung_player(table.rung(opp), seed=0, engines=2)
             began = time.monotonic()
             try:
                 result = play_match(model, opponent, openings, max_plies=settings.max_plies,

@@ -14,15 +14,13 @@ campaign state like `make run` does.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
+from prefect import serve
+
+from chesszero.campaign.flow import final_recipe
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from prefect import serve  # noqa: E402
-
-from flows.final_recipe import final_recipe  # noqa: E402
 
 PRESETS = ("smoke", "cpu", "paper")
 

@@ -10,7 +10,7 @@ replacement (fixed seed), with game history: 516 over 100 games, six from the
 first sixteen games and five from the rest, any shortfall of a short game
 carried to the next. Finished positions are never sampled.
 
-The format is documented in ``chesszero.evaluate.calibration_set``.
+The format is documented in ``chesszero.publish.calibration_positions``.
 
     python scripts/make_calibration_set.py [--openings ...] [--out ...]
 """
@@ -25,14 +25,14 @@ from pathlib import Path
 import chess
 import chess.engine
 
-from chesszero.evaluate.calibration_set import (
+from chesszero.evaluate.openings import DEFAULT_OPENINGS, Opening, load_openings
+from chesszero.evaluate.players import STOCKFISH_PATH
+from chesszero.publish.calibration_positions import (
     EXPECTED_COUNT,
     CalibrationPosition,
     is_finished,
     save_positions,
 )
-from chesszero.evaluate.openings import DEFAULT_OPENINGS, Opening, load_openings
-from chesszero.evaluate.players import STOCKFISH_PATH
 
 SEED = 516
 NODE_PAIRS: tuple[tuple[int, int], ...] = ((400, 100), (100, 400))

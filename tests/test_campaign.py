@@ -4,6 +4,7 @@ Prefect flow, MLflow records, kill -9 and resume, a local Dask cluster,
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -138,7 +139,7 @@ def test_killed_campaign_resumes_without_duplicates(tmp_path: Path, kill_phase: 
 
     root = make_root(tmp_path)
     env = campaign_env(root)
-    cmd = [sys.executable, "-m", "chesszero.campaign", "run", "--preset", "smoke", "--name", "killed",
+    cmd = [sys.executable, "-m", "chesszero", "campaign", "run", "--preset", "smoke", "--name", "killed",
            "--root", str(root), "--generations", "2", "--no-prefect", "--quiet"]
     state_file = root / "runs" / "killed" / "state.json"
 
@@ -163,18 +164,48 @@ def test_killed_campaign_resumes_without_duplicates(tmp_path: Path, kill_phase: 
     assert state["generation"] == 2 and state["finished"]
 
 
-def test_smoke_generation_on_local_dask_cluster(tmp_path: Path) -> None:
-    from prefect_dask import DaskTaskRunner
+def test_smoke_generation_on_a_dask_scheduler_and_workers_as_processes(tmp_path: Path) -> None:
+    """`campaign.dask_address` pointing at a real scheduler with two workers,
+    each started with the `dask` command-line tools as its own process: the
+    self-play actors run on the workers, the rest of the flow here."""
+    import yaml
+    from distributed import Client
 
-    sys.path.insert(0, str(REPO))
-    from flows.final_recipe import final_recipe
-
-    root = make_root(tmp_path)
-    with prefect_in_process(root):
-        runner = DaskTaskRunner(cluster_kwargs={"n_workers": 2, "threads_per_worker": 1, "processes": True})
-        summary = final_recipe.with_options(task_runner=runner)(preset="smoke", campaign="dask",
-                                                                root=str(root), generations=1)
-    assert summary["generation"] == 1
+    root = make_root(tmp_path / "root")
+    env = campaign_env(root)
+    env["OMP_NUM_THREADS"] = "1"
+    scheduler_file = tmp_path / "scheduler.json"
+    dask = str(Path(sys.executable).with_name("dask"))
+    procs = [subprocess.Popen([dask, "scheduler", "--scheduler-file", str(scheduler_file), "--port", "0",
+                               "--dashboard-address", ":0", "--no-show"], env=env, cwd=tmp_path,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)]
+    try:
+        deadline = time.monotonic() + 120
+        while not scheduler_file.exists():
+            assert time.monotonic() < deadline and procs[0].poll() is None, "the scheduler did not start"
+            time.sleep(0.5)
+        for _ in range(2):
+            procs.append(subprocess.Popen([dask, "worker", "--scheduler-file", str(scheduler_file), "--nworkers", "1",
+                                           "--nthreads", "1", "--no-dashboard"], env=env, cwd=tmp_path,
+                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                          start_new_session=True))
+        with Client(scheduler_file=str(scheduler_file), timeout=120) as client:
+            client.wait_for_workers(2, timeout=180)
+            address = client.scheduler.address
+            params = yaml.safe_load((root / "params.yaml").read_text())
+            params["presets"]["smoke"].setdefault("campaign", {})["dask_address"] = address
+            (root / "params.yaml").write_text(yaml.safe_dump(params))
+            summary = run_smoke(root, "dask", 1)
+            ran = client.run_on_scheduler(lambda dask_scheduler: sorted(dask_scheduler.task_prefixes))
+    finally:
+        for proc in procs:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGTERM)
+        for proc in procs:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=30)
+    assert summary["generation"] == 1 and summary["finished"]
+    assert any("self-play" in name or "actor" in name for name in ran), ran  # the actors ran on the workers
     shards = list((root / "runs" / "dask" / "shards" / "gen_0000").glob("*.parquet"))
     assert shards
 
@@ -186,7 +217,7 @@ def test_malformed_params_name_the_key(tmp_path: Path) -> None:
     params = yaml.safe_load((root / "params.yaml").read_text())
     params["presets"]["smoke"]["train"]["global_bacth"] = 32
     (root / "params.yaml").write_text(yaml.safe_dump(params))
-    out = subprocess.run([sys.executable, "-m", "chesszero.campaign", "run", "--preset", "smoke", "--root",
+    out = subprocess.run([sys.executable, "-m", "chesszero", "campaign", "run", "--preset", "smoke", "--root",
                           str(root), "--no-prefect"], capture_output=True, text=True, env=campaign_env(root),
                          timeout=120)
     assert out.returncode == 2
@@ -198,8 +229,9 @@ def test_evaluation_that_spends_the_wall_budget_ends_the_campaign(tmp_path: Path
     """The wall budget is checked between generations; an evaluation that
     itself uses up the rest of it must still end the campaign with its final
     evaluation (budget sweep) and `finished`, not leave it stopped unfinished."""
-    from chesszero.campaign import eval_stage, runner
+    from chesszero.campaign import eval_stage
     from chesszero.campaign.context import Campaign
+    from chesszero.campaign.dispatch import Limits, run_local
 
     root = make_root(tmp_path)
     original = eval_stage.evaluate_generation
@@ -214,7 +246,7 @@ def test_evaluation_that_spends_the_wall_budget_ends_the_campaign(tmp_path: Path
     monkeypatch.setattr(eval_stage, "evaluate_generation", evaluation_that_takes_an_hour)
     with prefect_in_process(root):
         campaign = Campaign.open(root, "walled", preset="smoke")
-        state = runner.run_local(campaign, generations=5, hours=1.0)
+        state = run_local(campaign, Limits(generations=5, hours=1.0))
     assert state.finished and state.generation == 1
     assert calls == [(True, False), (False, True)]  # the ladder, then (over budget) the sweep alone
     text = (root / "runs" / "walled" / "evals" / "gen_0000" / "summary.txt").read_text()

@@ -8,11 +8,13 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from test_train_support import make_raw_rows, one_thread, requires_core
+from train_support import make_raw_rows, one_thread, requires_core
 
 from chesszero.cli import build_parser, main
 
@@ -61,7 +63,7 @@ def checkpoint(replay: Path) -> Path:
         (["publish", "--checkpoint", "/nonexistent.pt", "--out", "o", "--preset", "smoke"],
          "chesszero publish", "checkpoint not found: '/nonexistent.pt'"),
         (["uci", "--visits", "lots"], "chesszero uci", "argument --visits: invalid int value"),
-        (["ladder", "show", "/nonexistent/ladder.json"], "ladder",  # the ladder's own message
+        (["ladder", "show", "/nonexistent/ladder.json"], "chesszero ladder show",
          "ladder table not found: /nonexistent/ladder.json"),
         (["bench", "--only", "nope"], "chesszero bench", "unknown benchmarks ['nope']"),
         (["bench", "--timeout", "soon"], "chesszero bench", "argument --timeout: invalid float"),
@@ -139,6 +141,33 @@ def test_train_with_world_size_2_launches_torchrun(replay: Path, tmp_path, monke
     unfunded = [*argv[:-1], "1000"]
     assert main(unfunded) == run.EXIT_UNFUNDED  # checked before any rank starts
     assert len(launched) == 1
+
+
+@pytest.mark.slow
+def test_train_with_world_size_2_runs_two_gloo_ranks_through_torchrun(replay: Path, tmp_path: Path) -> None:
+    """The real launcher (no mock): `chesszero train` with train.world_size=2 on
+    CPU starts torchrun, two gloo ranks train one quantum, rank 0 writes the
+    checkpoint and prints the statistics once."""
+    import time
+
+    from chesszero.train import load_checkpoint
+
+    ckpt, stats = tmp_path / "ddp.pt", tmp_path / "ddp.json"
+    argv = [sys.executable, "-m", "chesszero", "train", *SMALL, "--set", "train.world_size=2",
+            "--replay", str(replay), "--checkpoint", str(ckpt), "--stats-out", str(stats), "--generation", "2"]
+    env = {k: v for k, v in os.environ.items() if k not in ("WORLD_SIZE", "RANK", "LOCAL_RANK")}
+    env["OMP_NUM_THREADS"] = "1"
+    began = time.monotonic()
+    done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=600, check=False)
+    seconds = time.monotonic() - began
+    assert done.returncode == 0, done.stderr[-3000:]
+    printed = json.loads(done.stdout[done.stdout.index("{"):])  # rank 0 only: one JSON object
+    assert printed["start_step"] == 0 and printed["end_step"] == 2
+    assert json.loads(stats.read_text()) == printed
+    saved = load_checkpoint(ckpt)
+    assert saved.step == 2 and saved.extra["generation"] == 2
+    assert saved.extra["ledger"]["spent_presentations"] == 2 * 16  # the global batch, split over the ranks
+    print(f"one quantum through torchrun with 2 ranks: {seconds:.1f} s wall (launch, imports, rendezvous, 2 steps)")
 
 
 @pytest.fixture(scope="module")

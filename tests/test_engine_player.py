@@ -8,10 +8,11 @@ import numpy as np
 import pytest
 
 from chesszero import core
-from chesszero.evaluate.engine_player import EnginePlayer, SlotSearch, load_evaluator, policy_moves
+from chesszero.evaluate.engine_player import EnginePlayer, SlotSearch, policy_moves
 from chesszero.evaluate.match import play_match
 from chesszero.evaluate.openings import Opening
 from chesszero.evaluate.players import Player, RandomPlayer
+from chesszero.publish.loading import load_evaluator
 from chesszero.search.evaluators import NUM_ACTIONS, ScriptedEvaluator, UniformEvaluator
 
 ITALIAN = Opening(id="italian", moves=("e2e4", "e7e5", "g1f3", "b8c6", "f1c4", "f8c5"))

@@ -12,6 +12,7 @@ import pytest
 from rich.console import Console
 
 from chesszero import core
+from chesszero.cli import main as cli_main
 from chesszero.evaluate.elo import expected_score
 from chesszero.evaluate.ladder import (
     ANCHOR_RUNG,
@@ -22,8 +23,8 @@ from chesszero.evaluate.ladder import (
     calibrate,
     choose_rung,
     ladder_pairings,
-    main,
     rate_on_ladder,
+    rung_player,
 )
 from chesszero.evaluate.openings import Opening, save_openings
 from chesszero.evaluate.players import (
@@ -260,8 +261,9 @@ def test_cli_calibrate_then_show(tmp_path: Path, capsys: pytest.CaptureFixture[s
     suite = tmp_path / "openings.epd"
     save_openings([ITALIAN, QUEENS], suite)
     out = tmp_path / "ladder.json"
-    code = main(
+    code = cli_main(
         [
+            "ladder",
             "calibrate",
             "--games",
             "2",
@@ -280,7 +282,7 @@ def test_cli_calibrate_then_show(tmp_path: Path, capsys: pytest.CaptureFixture[s
     )
     assert code == 0
     assert LadderTable.load(out).anchor == "sf-n1"
-    assert main(["show", str(out)]) == 0
+    assert cli_main(["ladder", "show", str(out)]) == 0
     assert "ladder anchor sf-n1 = 1700" in capsys.readouterr().out
 
 
@@ -328,14 +330,14 @@ def test_cli_rates_a_network_with_its_anchor(tmp_path: Path, capsys: pytest.Capt
     suite = tmp_path / "openings.epd"
     save_openings([ITALIAN, QUEENS], suite)
     out = tmp_path / "rating.json"
-    argv = ["rate", "--model", str(model), "--visits", "0", "--table", str(tmp_path / "ladder.json"),
+    argv = ["ladder", "rate", "--model", str(model), "--visits", "0", "--table", str(tmp_path / "ladder.json"),
             "--openings", str(suite), "--games", "4", "--max-plies", "30", "--concurrency", "4",
             "--start", "greedy", "--json", str(out)]
-    assert main(argv) == 0
+    assert cli_main(argv) == 0
     text = capsys.readouterr().out
     assert "tiny @ policy only" in text and "ladder anchor greedy = 650" in text
     assert json.loads(out.read_text())["rung"] in ("random", "greedy")
-    assert main([*argv[:2], str(tmp_path / "missing.onnx"), *argv[3:]]) == 2
+    assert cli_main([*argv[:3], str(tmp_path / "missing.onnx"), *argv[4:]]) == 2
 
 
 def test_greedy_random_share_is_seeded_and_mixes_in_random_moves() -> None:
@@ -343,10 +345,10 @@ def test_greedy_random_share_is_seeded_and_mixes_in_random_moves() -> None:
     for move in ITALIAN.moves:
         game.push_uci(move)
     games = [game.copy() for _ in range(40)]
-    pure = Rung("greedy", RungKind.GREEDY).player(seed=1).select_moves(games, list(range(40)))
+    pure = rung_player(Rung("greedy", RungKind.GREEDY), seed=1).select_moves(games, list(range(40)))
     half = Rung("greedy-r50", RungKind.GREEDY, random_share=0.5)
-    mixed = half.player(seed=1).select_moves(games, list(range(40)))
-    assert mixed == half.player(seed=1).select_moves(games, list(range(40)))
+    mixed = rung_player(half, seed=1).select_moves(games, list(range(40)))
+    assert mixed == rung_player(half, seed=1).select_moves(games, list(range(40)))
     assert len(set(mixed)) > len(set(pure))  # random moves widen the choice
     with pytest.raises(ValueError, match="random_share"):
         GreedyPlayer(random_share=2.0)

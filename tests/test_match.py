@@ -13,7 +13,6 @@ import chess.pgn
 import pytest
 
 from chesszero import core
-from chesszero.evaluate.calibration_set import EXPECTED_COUNT, load_positions
 from chesszero.evaluate.match import (
     GameRecord,
     IllegalMovePlayedError,
@@ -23,6 +22,7 @@ from chesszero.evaluate.match import (
 )
 from chesszero.evaluate.openings import Opening, load_openings, save_openings
 from chesszero.evaluate.players import STOCKFISH_PATH, GreedyPlayer, RandomPlayer, StockfishPlayer
+from chesszero.publish.calibration_positions import EXPECTED_COUNT, load_positions
 
 ROOT = Path(__file__).resolve().parents[1]
 OPENINGS = ROOT / "data/openings/openings.epd"

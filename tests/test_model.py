@@ -6,7 +6,7 @@ import math
 
 import pytest
 import torch
-from test_train_support import reference_action_triples, test_table
+from train_support import reference_action_triples, reference_table, requires_core
 
 from chesszero.model import (
     NAMED_SIZES,
@@ -20,7 +20,7 @@ from chesszero.model import (
     parse_size,
 )
 
-TABLE = test_table()
+TABLE = reference_table()
 
 
 def expected_parameters(blocks: int, channels: int, aux: bool = True) -> int:
@@ -188,3 +188,17 @@ def test_action_table_validation() -> None:
     assert (slot < 88).sum() == 88 and (slot == 88).sum() == 1880 - 88
     with pytest.raises(ValueError, match="0..63"):
         ActionTable.from_triples([(0, 64, None)])
+
+
+def test_reference_enumeration_counts() -> None:
+    triples = reference_action_triples()
+    assert len(triples) == 1880
+    assert sum(1 for t in triples if t[2] is not None) == 88
+
+
+@requires_core
+def test_core_action_table_matches_reference() -> None:
+    from chesszero import core
+
+    assert core.NUM_ACTIONS == 1880
+    assert [tuple(core.action_info(a)) for a in range(1880)] == reference_action_triples()

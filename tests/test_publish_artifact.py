@@ -11,10 +11,9 @@ import onnx
 import pytest
 import torch
 from onnx import TensorProto, helper
-from test_publish_support import calibration, one_thread, random_games, trained_net  # noqa: F401
+from publish_support import calibration, one_thread, random_games, trained_net  # noqa: F401
 
 from chesszero import core
-from chesszero.evaluate.calibration_set import CalibrationPosition, save_positions
 from chesszero.publish.artifact import (
     Artifact,
     ArtifactError,
@@ -27,6 +26,7 @@ from chesszero.publish.artifact import (
     write_activation,
 )
 from chesszero.publish.calibration import load_calibration_set
+from chesszero.publish.calibration_positions import CalibrationPosition, save_positions
 from chesszero.publish.export import Provenance, export_onnx, load_deploy_state, save_deploy_state
 from chesszero.publish.fold import fold_network
 from chesszero.publish.runtime import OrtRuntime, TorchRuntime

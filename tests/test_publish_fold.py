@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from test_publish_support import calibration, one_thread, trained_net  # noqa: F401
+from publish_support import calibration, one_thread, trained_net  # noqa: F401
 
 from chesszero.model import ChessNet
 from chesszero.publish.deploy_net import DeployConv
@@ -106,7 +106,7 @@ def test_fp32_onnx_and_torch_runtimes_agree_with_the_folded_network(tmp_path) ->
     net = trained_net()
     deploy = fold_network(net)
     calib = calibration()
-    from test_publish_support import legal_kl
+    from publish_support import legal_kl
 
     artifact = export_onnx(deploy, tmp_path / "fp32.onnx", Provenance("c", calib.sha256, len(calib)))
     with torch.no_grad():

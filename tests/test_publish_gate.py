@@ -13,7 +13,7 @@ import onnx
 import pytest
 import torch
 from onnx import numpy_helper
-from test_publish_support import (  # noqa: F401
+from publish_support import (  # noqa: F401
     assert_integer_kernels_agree,
     calibration,
     legal_kl,

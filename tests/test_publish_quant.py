@@ -9,7 +9,7 @@ import onnx
 import pytest
 import torch
 from onnx import numpy_helper
-from test_publish_support import (  # noqa: F401
+from publish_support import (  # noqa: F401
     assert_integer_kernels_agree,
     calibration,
     legal_kl,
@@ -163,3 +163,11 @@ def test_quantised_network_stays_close_to_the_source(scheme: QuantScheme) -> Non
     assert agree >= 0.95
     assert legal_kl(source_policy, policy, calib.legal).mean() < 0.01
     assert np.abs(wdl - source_wdl).mean() < 0.02
+
+
+def test_trained_net_has_peaked_policies() -> None:
+    calib = calibration()
+    with torch.no_grad():
+        logits = trained_net().inference_view()(torch.from_numpy(calib.planes.copy()))[0].numpy()
+    masked = np.sort(np.where(calib.legal, logits, -np.inf), axis=1)
+    assert np.median(masked[:, -1] - masked[:, -2]) > 0.3  # clear favourites, not near-ties

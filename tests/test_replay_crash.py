@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_replay_support import assert_untorn, synthetic_rows
+from replay_support import assert_untorn, synthetic_rows
 
 from chesszero.replay import ReplayStore, StaleRowsError
 
@@ -30,7 +30,7 @@ CHILD = r"""
 import sys
 import numpy as np
 from chesszero.replay import ReplayStore
-from test_replay_support import synthetic_rows
+from replay_support import synthetic_rows
 
 path, mode, arg, chunk = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 store = ReplayStore.open(path)

@@ -6,7 +6,7 @@ from dataclasses import fields
 from pathlib import Path
 
 import numpy as np
-from test_replay_support import assert_untorn, synthetic_rows
+from replay_support import assert_untorn, synthetic_rows
 
 from chesszero.replay import ReplayStore, SamplerOptions, StoreHeader, empty_rows
 from chesszero.replay.rows import RowBatch
@@ -22,7 +22,7 @@ def rows_of(batch: RowBatch) -> np.ndarray:
 
 
 def test_trainer_batches_from_the_store(tmp_path: Path) -> None:
-    from test_train_support import make_rows
+    from train_support import make_rows
 
     from chesszero.config.schema import Reflection
     from chesszero.train.sources import SampledBatches

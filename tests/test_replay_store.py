@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_replay_support import assert_untorn, synthetic_rows
+from replay_support import assert_untorn, synthetic_rows
 
 from chesszero.replay import (
     ROW_DTYPE,

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_replay_support import synthetic_rows
+from replay_support import synthetic_rows
 
 from chesszero.replay import (
     NotEnoughRowsError,

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_replay_support import assert_untorn, synthetic_rows
+from replay_support import assert_untorn, synthetic_rows
 
 from chesszero.replay import ReplayStore, RowBatch
 from chesszero.replay.snapshot import (

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 import torch
-from test_train_support import make_rows, one_thread, requires_core
+from train_support import make_rows, one_thread, requires_core
 
 from chesszero.config import TrainConfig, load_config
 from chesszero.replay.rows import RowBatch

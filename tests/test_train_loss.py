@@ -7,7 +7,7 @@ import dataclasses
 import numpy as np
 import pytest
 import torch
-from test_train_support import make_rows, one_thread, requires_core
+from train_support import make_rows, one_thread, requires_core
 
 from chesszero.config import LossWeights, Reflection
 from chesszero.model import NetOutput

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from test_train_support import make_raw_rows, one_thread, requires_core
+from train_support import make_raw_rows, one_thread, requires_core
 
 from chesszero.config import load_config
 from chesszero.replay import ReplayStore, SamplerOptions, StoreSampler
@@ -46,8 +46,12 @@ def test_quantum_from_a_replay_store_and_exact_resume(tmp_path: Path) -> None:
 
 
 def test_quantum_job_is_gated_by_credit_and_resumes(tmp_path: Path) -> None:
+    from chesszero.cli import main as cli_main
     from chesszero.train.checkpoint import load_checkpoint
-    from chesszero.train.run import EXIT_UNFUNDED, main
+    from chesszero.train.run import EXIT_UNFUNDED
+
+    def main(argv: list[str]) -> int:
+        return cli_main(["train", *argv])
 
     replay, ckpt, stats = tmp_path / "replay.bin", tmp_path / "train.pt", tmp_path / "q.json"
     store = ReplayStore.create(replay, capacity=256)

@@ -372,15 +372,45 @@ def test_bad_commands_are_answered_and_change_nothing() -> None:
     sink.expect("bestmove")
 
 
-def test_state_changes_during_a_search_are_refused() -> None:
+def test_state_changes_during_an_endless_search_stop_it_first() -> None:
+    """As Stockfish does: a search only `stop` would end is stopped, its bestmove
+    written, then the command acts; nothing is refused."""
+    for line in ("position startpos moves e2e4", "ucinewgame", "go nodes 5", "setoption name Visits value 5"):
+        engine, sink = make_engine(visits=0)
+        engine.handle("go infinite")
+        mark = len(sink.lines)
+        assert engine.handle(line)
+        out = sink.since(mark)
+        assert not any("error" in x for x in out), (line, out)
+        bestmoves = [x for x in out if x.startswith("bestmove")]
+        assert bestmoves and bestmoves[0].split()[1] in core.Game().legal_uci(), (line, out)
+        if line.startswith("go"):
+            sink.expect("bestmove")
+            sink.expect("bestmove")  # the infinite search's, then this go's
+        assert not engine.searching or line.startswith("go")
     engine, sink = make_engine(visits=0)
     engine.handle("go infinite")
-    for line in ("position startpos", "ucinewgame", "go nodes 5", "setoption name Visits value 5"):
-        mark = len(sink.lines)
-        engine.handle(line)
-        assert any("not allowed during a search" in x for x in sink.since(mark)), line
-    engine.handle("stop")
+    engine.handle("position startpos moves e2e4")
+    sink.expect("bestmove")  # the stopped search's
+    _, move = search(engine, sink, "go nodes 8")
+    after_e4 = core.Game()
+    after_e4.push_uci("e2e4")
+    assert move in after_e4.legal_uci()
+
+
+def test_state_changes_during_a_limited_search_wait_for_its_end() -> None:
+    engine, sink = make_engine()
+    engine.handle("go nodes 300")
+    engine.handle("position startpos moves e2e4")  # at once, no wait: acts after the search
+    first = [x for x in sink.lines if x.startswith("bestmove")]
+    assert len(first) == 1 and first[0].split()[1] in core.Game().legal_uci()
+    full = [x for x in sink.lines if x.startswith("info") and " nodes " in x][-1]
+    assert int(field(full, "nodes")) == 300  # ran to its limit, not stopped
     sink.expect("bestmove")
+    _, move = search(engine, sink, "go nodes 8")
+    after_e4 = core.Game()
+    after_e4.push_uci("e2e4")
+    assert move in after_e4.legal_uci()
 
 
 def test_options_apply() -> None:
@@ -448,7 +478,7 @@ def tiny_artifact(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_python_chess_drives_the_engine_process(tiny_artifact: Path) -> None:
-    command = [sys.executable, "-m", "chesszero.uci", "--model", str(tiny_artifact), "--visits", "16"]
+    command = [sys.executable, "-m", "chesszero", "uci", "--model", str(tiny_artifact), "--visits", "16"]
     engine = chess.engine.SimpleEngine.popen_uci(command, timeout=WAIT_S)
     try:
         assert "tiny-2x16.onnx" in engine.id["name"]
@@ -473,7 +503,7 @@ def test_python_chess_drives_the_engine_process(tiny_artifact: Path) -> None:
 
 def test_engine_process_survives_garbage_and_quits(tiny_artifact: Path) -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "chesszero.uci", "--model", str(tiny_artifact)],
+        [sys.executable, "-m", "chesszero", "uci", "--model", str(tiny_artifact)],
         input="uci\n\x00garbage\nposition startpos moves e9e4\nisready\ngo nodes 4\nquit\n",
         capture_output=True, text=True, timeout=WAIT_S, check=False,
     )
@@ -481,3 +511,46 @@ def test_engine_process_survives_garbage_and_quits(tiny_artifact: Path) -> None:
     lines = proc.stdout.splitlines()
     assert "readyok" in lines and lines[-1].startswith("bestmove ")
     assert sum(x.startswith("info string error") for x in lines) == 2
+
+
+def test_a_file_that_is_not_a_chesszero_network_fails_at_startup(tiny_artifact: Path, tmp_path: Path) -> None:
+    """`chesszero uci --model BAD` exits 2 before any protocol traffic, naming the file."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    junk = tmp_path / "junk.onnx"
+    junk.write_bytes(b"\x08\x07 this is not a protobuf \xff\xfe" * 8)
+    wrong = tmp_path / "wrong-shape.onnx"  # a valid ONNX graph with the wrong signature
+    x = helper.make_tensor_value_info("planes", TensorProto.FLOAT, ["N", 12, 8, 8])
+    y = helper.make_tensor_value_info("out", TensorProto.FLOAT, ["N", 12, 8, 8])
+    onnx.save(helper.make_model(helper.make_graph([helper.make_node("Identity", ["planes"], ["out"])],
+                                                  "g", [x], [y])), wrong)
+    for bad, says in ((junk, "not an ONNX model"), (wrong, "expected one input [N, 52, 8, 8]")):
+        proc = subprocess.run([sys.executable, "-m", "chesszero", "uci", "--model", str(bad)],
+                              input="uci\nquit\n", capture_output=True, text=True, timeout=WAIT_S, check=False)
+        assert proc.returncode == 2 and proc.stdout == ""
+        assert proc.stderr.startswith(f"chesszero uci: error: {bad}: ") and says in proc.stderr, proc.stderr
+    from chesszero.uci.model import check_onnx_signature
+
+    check_onnx_signature(tiny_artifact)  # a published artifact passes the startup check
+
+
+def test_piped_input_with_no_waits_is_never_dropped(tiny_artifact: Path) -> None:
+    """A GUI (or a script) writing commands back to back: every go gets its
+    bestmove, for the position set before it, and nothing is refused."""
+    script = ("uci\nisready\nposition startpos\ngo nodes 40\nposition startpos moves e2e4\ngo nodes 20\n"
+              "ucinewgame\nposition startpos moves d2d4 d7d5\ngo infinite\nposition startpos moves g1f3\n"
+              "go nodes 10\nquit\n")
+    proc = subprocess.run([sys.executable, "-m", "chesszero", "uci", "--model", str(tiny_artifact)],
+                          input=script, capture_output=True, text=True, timeout=WAIT_S, check=False)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert not any(x.startswith("info string error") for x in lines), lines
+    moves = [x.split()[1] for x in lines if x.startswith("bestmove")]
+    positions = [(), ("e2e4",), ("d2d4", "d7d5"), ("g1f3",)]
+    assert len(moves) == len(positions)
+    for move, history in zip(moves, positions, strict=True):
+        game = core.Game()
+        for m in history:
+            game.push_uci(m)
+        assert move in game.legal_uci(), (history, move)

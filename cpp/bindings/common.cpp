@@ -48,16 +48,20 @@ Move checked_action(const Game& g, int action) {
   return m;
 }
 
-std::vector<const Game*> game_pointers(const py::sequence& games) {
-  std::vector<const Game*> ptrs;
-  ptrs.reserve(games.size());
+std::vector<EncodeInput> encode_inputs(const py::sequence& games) {
+  std::vector<EncodeInput> out(games.size());
+  size_t i = 0;
   for (py::handle h : games) {
     if (!py::isinstance<Game>(h))
       throw py::type_error("expected chesszero.core.Game items, got " +
                            py::str(py::type::handle_of(h)).cast<std::string>());
-    ptrs.push_back(h.cast<const Game*>());
+    const Game& g = h.cast<const Game&>();
+    EncodeInput& e = out[i++];
+    e.pos = g.position();
+    e.num_recent = g.recent_moves(e.recent, kHistoryMoves);
+    e.repetitions = g.repetitions();
   }
-  return ptrs;
+  return out;
 }
 
 py::array_t<float> planes_array(py::ssize_t n) { return py::array_t<float>({n, py::ssize_t(kNumPlanes), py::ssize_t(8), py::ssize_t(8)}); }
@@ -89,17 +93,25 @@ float* planes_buffer(py::array& out, int& capacity, const char* what) {
 }
 
 
-// Network outputs for a batch of n rows: logits (n, 1880) and WDL probabilities (n, 3)
+// Network outputs for a batch: logits (rows, 1880) and WDL probabilities (rows, 3)
 // (shapes only: the tree owner's submit checks the values before it applies any).
-std::pair<FloatRows, FloatRows> network_rows(const py::handle& logits, const py::handle& wdl, size_t n,
-                                             const char* what) {
-  FloatRows l = FloatRows::ensure(logits), w = FloatRows::ensure(wdl);
-  if (!l || !w) throw py::value_error(std::string(what) + ": logits and wdl must be float arrays");
-  if (l.ndim() != 2 || size_t(l.shape(0)) != n || l.shape(1) != kNumActions)
+NetworkRows network_rows(const py::handle& logits, const py::handle& wdl, const char* what) {
+  NetworkRows r{FloatRows::ensure(logits), FloatRows::ensure(wdl)};
+  if (!r.logits || !r.wdl) throw py::value_error(std::string(what) + ": logits and wdl must be float arrays");
+  if (r.logits.ndim() != 2 || r.logits.shape(1) != kNumActions)
+    throw py::value_error(std::string(what) + ": logits must have shape (rows, 1880)");
+  if (r.wdl.ndim() != 2 || r.wdl.shape(1) != 3)
+    throw py::value_error(std::string(what) + ": wdl must have shape (rows, 3)");
+  r.logit_rows = size_t(r.logits.shape(0));
+  r.wdl_rows = size_t(r.wdl.shape(0));
+  return r;
+}
+
+void NetworkRows::check(size_t n, const char* what) const {
+  if (logit_rows != n)
     throw py::value_error(std::string(what) + ": logits must have shape (" + std::to_string(n) + ", 1880)");
-  if (w.ndim() != 2 || size_t(w.shape(0)) != n || w.shape(1) != 3)
+  if (wdl_rows != n)
     throw py::value_error(std::string(what) + ": wdl must have shape (" + std::to_string(n) + ", 3)");
-  return {l, w};
 }
 
 }  // namespace czb

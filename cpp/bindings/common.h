@@ -45,7 +45,18 @@ std::string quote(const std::string& text);
 Game game_from_fen(const std::optional<std::string>& fen);
 Move parse_move(const Game& g, const std::string& uci);
 Move checked_action(const Game& g, int action);
-std::vector<const Game*> game_pointers(const py::sequence& games);
+
+// What encoding a game needs, copied out of a Python Game while the GIL is
+// held: the encoders then run without the GIL on data no other thread can
+// change or free (a Game object may be mutated or dropped meanwhile).
+struct EncodeInput {
+  Position pos;
+  Move recent[kHistoryMoves];
+  int num_recent = 0;
+  int repetitions = 0;
+  EncodeContext context() const { return {recent, num_recent, repetitions}; }
+};
+std::vector<EncodeInput> encode_inputs(const py::sequence& games);
 py::array_t<float> planes_array(py::ssize_t n);
 std::vector<std::string> uci_moves(Position pos, const std::vector<Move>& moves);
 
@@ -57,9 +68,28 @@ float* planes_buffer(py::array& out, int& capacity, const char* what);
 
 using FloatRows = py::array_t<float, py::array::c_style | py::array::forcecast>;
 
-// Network outputs for a batch of n rows: logits (n, 1880) and WDL (n, 3), shapes only.
-std::pair<FloatRows, FloatRows> network_rows(const py::handle& logits, const py::handle& wdl, size_t n,
-                                             const char* what);
+// Network outputs for a batch: logits (rows, 1880) and WDL (rows, 3), shapes
+// checked against the batch's row count by check(). Holds references to the
+// (possibly converted) arrays, so their data stays valid without the GIL.
+struct NetworkRows {
+  FloatRows logits, wdl;
+  size_t logit_rows = 0, wdl_rows = 0;
+  // ValueError unless both have n rows (no Python call: safe without the GIL).
+  void check(size_t n, const char* what) const;
+};
+NetworkRows network_rows(const py::handle& logits, const py::handle& wdl, const char* what);
+
+// Runs f() with the GIL released and `owner.mu` held, and returns its value.
+// f must not touch Python objects (it may throw C++ exceptions, py::value_error
+// included). The mutex is never waited for with the GIL held, and is released
+// before the GIL is taken back (DESIGN 13), so two Python threads driving one
+// object cannot deadlock. Arguments are converted before, results after.
+template <class Owner, class F>
+auto locked(Owner& owner, F&& f) {
+  py::gil_scoped_release release;
+  std::lock_guard<std::mutex> lock(owner.mu);
+  return f();
+}
 
 // Validates a caller-provided output buffer: dtype, C-contiguity, shape.
 template <typename T>
@@ -131,38 +161,38 @@ py::object fields_repr(const py::object& self, const char* name) {
 
 // The batch protocol of a native batch owner (Searcher, Actor) held by a
 // Python object `Owner` with a mutex `mu` and the row counts `sizes` of its
-// outstanding batches: prepare_batch fills the caller's planes buffer (GIL
-// released), submit_results hands back the network's answers, oldest first.
+// outstanding batches: prepare_batch fills the caller's planes buffer,
+// submit_results hands back the network's answers, oldest first. Both run
+// the native work with the GIL released and the mutex held (see locked()).
 template <class Owner, class Engine>
 void def_batch_protocol(py::class_<Owner>& cls, Engine Owner::*engine) {
   cls.def(
       "prepare_batch",
-      [engine](Owner& p, py::array out_planes) {
+      [engine](Owner& p, py::array out_planes) {  // out_planes stays referenced for the call
         int cap = 0;
         float* dst = planes_buffer(out_planes, cap, "prepare_batch");
-        py::gil_scoped_release release;
-        std::lock_guard<std::mutex> lock(p.mu);
-        Engine& e = p.*engine;
-        if (e.outstanding() >= e.max_outstanding())
-          throw py::value_error("prepare_batch: max_outstanding batches already wait for results");
-        int n = e.prepare(dst, cap);
-        if (n > 0) p.sizes.push_back(size_t(n));
-        return n;
+        return locked(p, [&] {
+          Engine& e = p.*engine;
+          if (e.outstanding() >= e.max_outstanding())
+            throw py::value_error("prepare_batch: max_outstanding batches already wait for results");
+          int n = e.prepare(dst, cap);
+          if (n > 0) p.sizes.push_back(size_t(n));
+          return n;
+        });
       },
       py::arg("out_planes"));
   cls.def(
       "submit_results",
       [engine](Owner& p, const py::handle& logits, const py::handle& wdl) {
-        std::lock_guard<std::mutex> lock(p.mu);
-        if (p.sizes.empty()) throw py::value_error("submit_results: no batch is outstanding");
-        auto [l, w] = network_rows(logits, wdl, p.sizes.front(), "submit_results");
-        std::string error;
-        {
-          py::gil_scoped_release release;
-          error = (p.*engine).submit(l.data(), w.data());
-        }
-        require(error, "submit_results");
-        p.sizes.erase(p.sizes.begin());
+        const NetworkRows rows = network_rows(logits, wdl, "submit_results");
+        const float* l = rows.logits.data();
+        const float* w = rows.wdl.data();
+        locked(p, [&] {
+          if (p.sizes.empty()) throw py::value_error("submit_results: no batch is outstanding");
+          rows.check(p.sizes.front(), "submit_results");
+          require((p.*engine).submit(l, w), "submit_results");
+          p.sizes.erase(p.sizes.begin());
+        });
       },
       py::arg("logits"), py::arg("wdl"));
 }

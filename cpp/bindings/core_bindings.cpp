@@ -12,6 +12,22 @@ void bind_core(py::module_& m) {
   m.attr("ENCODING_VERSION") = kEncodingVersion;
   m.attr("HISTORY_MOVES") = kHistoryMoves;
 
+  // The game-ending and result codes (core/game.h), the one definition Python reads.
+  py::enum_<Termination>(m, "Termination", "How a game ended (NONE: not over).")
+      .value("NONE", Termination::NONE)
+      .value("CHECKMATE", Termination::CHECKMATE)
+      .value("STALEMATE", Termination::STALEMATE)
+      .value("INSUFFICIENT_MATERIAL", Termination::INSUFFICIENT_MATERIAL)
+      .value("THREEFOLD_REPETITION", Termination::THREEFOLD_REPETITION)
+      .value("FIFTY_MOVES", Termination::FIFTY_MOVES)
+      .value("PLY_CAP", Termination::PLY_CAP)
+      .value("RESIGNATION", Termination::RESIGNATION);
+  py::enum_<GameResult>(m, "GameResult", "Result of a game from White's point of view.")
+      .value("ONGOING", GameResult::ONGOING)
+      .value("WHITE_WINS", GameResult::WHITE_WINS)
+      .value("BLACK_WINS", GameResult::BLACK_WINS)
+      .value("DRAW", GameResult::DRAW);
+
   py::class_<Game>(m, "_Game")
       .def(py::init(&game_from_fen), py::arg("fen") = py::none())
       .def("_assign", [](Game& self, const Game& other) { self = other; })
@@ -89,21 +105,23 @@ void bind_core(py::module_& m) {
       .def("perft",
            [](const Game& g, int depth) {
              if (depth < 0 || depth > 12) throw py::value_error("perft depth must be in 0..12, got " + std::to_string(depth));
+             const Position pos = g.position();  // a copy: another thread may change `g` meanwhile
              py::gil_scoped_release release;
-             return g.position().perft(depth);
+             return pos.perft(depth);
            },
            py::arg("depth"));
 
   m.def(
       "encode_batch",
       [](const py::sequence& games, std::optional<py::array> out) {
-        auto ptrs = game_pointers(games);
-        py::ssize_t n = py::ssize_t(ptrs.size());
+        const std::vector<EncodeInput> inputs = encode_inputs(games);
+        py::ssize_t n = py::ssize_t(inputs.size());
         py::array arr = out ? *out : py::array(planes_array(n));
         float* dst = checked_out<float>(arr, {n, kNumPlanes, 8, 8}, "encode_batch");
         {
           py::gil_scoped_release release;
-          for (py::ssize_t i = 0; i < n; ++i) encode_game_planes(*ptrs[i], dst + i * kPlaneFloats);
+          for (py::ssize_t i = 0; i < n; ++i)
+            encode_planes(inputs[i].pos, inputs[i].context(), dst + i * kPlaneFloats);
         }
         return arr;
       },
@@ -111,13 +129,14 @@ void bind_core(py::module_& m) {
   m.def(
       "encode_packed_batch",
       [](const py::sequence& games, std::optional<py::array> out) {
-        auto ptrs = game_pointers(games);
-        py::ssize_t n = py::ssize_t(ptrs.size());
+        const std::vector<EncodeInput> inputs = encode_inputs(games);
+        py::ssize_t n = py::ssize_t(inputs.size());
         py::array arr = out ? *out : py::array(py::array_t<uint8_t>({n, py::ssize_t(kPackedBytes)}));
         uint8_t* dst = checked_out<uint8_t>(arr, {n, kPackedBytes}, "encode_packed_batch");
         {
           py::gil_scoped_release release;
-          for (py::ssize_t i = 0; i < n; ++i) encode_game_packed(*ptrs[i], dst + i * kPackedBytes);
+          for (py::ssize_t i = 0; i < n; ++i)
+            encode_packed(inputs[i].pos, inputs[i].context(), dst + i * kPackedBytes);
         }
         return arr;
       },

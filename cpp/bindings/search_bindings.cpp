@@ -1,7 +1,9 @@
 // Search bindings: SearchOptions, MoveChoiceOptions and the batched Searcher.
-// prepare / submit release the GIL; a per-object mutex keeps two Python
-// threads from driving the same tree set at once.
+// Every Searcher method that touches the trees runs with the GIL released
+// under the object's mutex (common.h locked()): arguments are copied out of
+// Python objects before, and results become Python objects after.
 #include <mutex>
+#include <tuple>
 
 #include "bindings/common.h"
 #include "search/searcher.h"
@@ -15,14 +17,40 @@ struct PySearcher {
   std::vector<size_t> sizes;  // rows of each outstanding batch, oldest first
 };
 
-py::dict root_summary(Tree& tree, int pv_len) {
+// A slot's search result in C++ values, taken under the lock.
+struct RootReport {
+  RootSummary summary;
   std::vector<RootChild> kids;
-  const RootSummary s = tree.summarize(kids);
+  std::vector<std::string> moves;  // UCI of each child
+  std::vector<std::string> pv;
+  uint64_t collisions = 0;
+  size_t nodes = 0;
+  int seldepth = 0;
+  float mean_depth = 0;
+};
+
+RootReport root_report(const Tree& tree, int pv_len) {
+  RootReport r;
+  r.summary = tree.summarize(r.kids);
   const Position& root = tree.root_position();
+  for (const RootChild& k : r.kids) r.moves.push_back(root.uci(k.move));
+  std::vector<Move> pv;
+  tree.principal_variation(pv, pv_len);
+  r.pv = uci_moves(root, pv);
+  r.collisions = tree.collisions();
+  r.nodes = tree.node_count();
+  r.seldepth = tree.seldepth();
+  r.mean_depth = tree.mean_depth();
+  return r;
+}
+
+py::dict root_summary(const RootReport& r) {
+  const RootSummary& s = r.summary;
   py::list moves, actions, visits, targets, priors, q, proven, plies;
   auto result = [](int p) { return p == -2 ? py::object(py::none()) : py::object(py::int_(p)); };
-  for (const RootChild& k : kids) {
-    moves.append(root.uci(k.move));
+  for (size_t i = 0; i < r.kids.size(); ++i) {
+    const RootChild& k = r.kids[i];
+    moves.append(r.moves[i]);
     actions.append(k.action);
     visits.append(k.visits);
     targets.append(k.target);
@@ -31,15 +59,13 @@ py::dict root_summary(Tree& tree, int pv_len) {
     proven.append(result(k.proven));
     plies.append(k.plies);
   }
-  std::vector<Move> pv;
-  tree.principal_variation(pv, pv_len);
   py::dict d;
   d["visits"] = s.visits;
   d["value"] = s.value;
   d["raw_value"] = s.raw_value;
   d["best_q"] = s.best_q;
   d["surprise"] = s.surprise;
-  d["best"] = s.best >= 0 ? py::object(py::str(root.uci(kids[s.best].move))) : py::object(py::none());
+  d["best"] = s.best >= 0 ? py::object(py::str(r.moves[size_t(s.best)])) : py::object(py::none());
   d["moves"] = moves;
   d["actions"] = actions;
   d["child_visits"] = visits;
@@ -50,12 +76,16 @@ py::dict root_summary(Tree& tree, int pv_len) {
   d["child_plies"] = plies;
   d["proven"] = result(s.proven);
   d["proven_plies"] = s.plies;
-  d["pv"] = uci_moves(root, pv);
-  d["collisions"] = tree.collisions();
-  d["nodes"] = tree.node_count();
-  d["seldepth"] = tree.seldepth();
-  d["mean_depth"] = tree.mean_depth();
+  d["pv"] = r.pv;
+  d["collisions"] = r.collisions;
+  d["nodes"] = r.nodes;
+  d["seldepth"] = r.seldepth;
+  d["mean_depth"] = r.mean_depth;
   return d;
+}
+
+void check_slot(const Searcher& s, int slot) {
+  if (slot < 0 || slot >= s.num_slots()) throw py::value_error("slot " + std::to_string(slot) + " is out of range");
 }
 
 }  // namespace
@@ -108,71 +138,82 @@ void bind_search(py::module_& m) {
              return new PySearcher{Searcher(num_slots, options, seed, max_outstanding), {}, {}};
            }),
            py::arg("num_slots"), py::arg("options"), py::arg("seed") = 0, py::arg("max_outstanding") = 2)
-      .def_property_readonly("num_slots", [](PySearcher& p) { return p.s.num_slots(); })
-      .def_property_readonly("outstanding", [](PySearcher& p) { return p.s.outstanding(); })
-      .def_property_readonly("active", [](PySearcher& p) { return p.s.active(); })
+      .def_property_readonly("num_slots", [](PySearcher& p) { return locked(p, [&] { return p.s.num_slots(); }); })
+      .def_property_readonly("outstanding", [](PySearcher& p) { return locked(p, [&] { return p.s.outstanding(); }); })
+      .def_property_readonly("active", [](PySearcher& p) { return locked(p, [&] { return p.s.active(); }); })
       .def("start",
            [](PySearcher& p, int slot, const Game& game, int visits, bool noise) {
-             std::lock_guard<std::mutex> lock(p.mu);
-             if (slot < 0 || slot >= p.s.num_slots()) throw py::value_error("slot " + std::to_string(slot) + " is out of range");
              if (visits < 1 || visits > 100000000) throw py::value_error("visits must be >= 1, got " + std::to_string(visits));
-             if (p.s.outstanding() > 0) throw py::value_error("start: batches are still outstanding");
-             if (game.status().is_over()) throw py::value_error("cannot search a finished game: '" + game.position().fen() + "'");
-             p.s.start(slot, game, visits, noise);
+             const Game copy = game;  // taken with the GIL: `game` may change once it is released
+             locked(p, [&] {
+               check_slot(p.s, slot);
+               if (p.s.outstanding() > 0) throw py::value_error("start: batches are still outstanding");
+               if (copy.status().is_over())
+                 throw py::value_error("cannot search a finished game: '" + copy.position().fen() + "'");
+               p.s.start(slot, copy, visits, noise);
+             });
            },
            py::arg("slot"), py::arg("game"), py::arg("visits"), py::arg("noise") = false)
       .def("clear", [](PySearcher& p, int slot) {
-             std::lock_guard<std::mutex> lock(p.mu);
-             if (slot < 0 || slot >= p.s.num_slots()) throw py::value_error("slot out of range");
-             p.s.clear(slot);
+             locked(p, [&] {
+               check_slot(p.s, slot);
+               p.s.clear(slot);
+             });
            }, py::arg("slot"))
       .def("result",
            [](PySearcher& p, int slot, int pv_len) {
-             std::lock_guard<std::mutex> lock(p.mu);
-             if (slot < 0 || slot >= p.s.num_slots()) throw py::value_error("slot out of range");
-             if (!p.s.tree(slot).root_expanded()) throw py::value_error("slot " + std::to_string(slot) + " has no evaluated root");
-             return root_summary(p.s.tree(slot), pv_len);
+             const RootReport r = locked(p, [&] {
+               check_slot(p.s, slot);
+               const Tree& t = p.s.tree(slot);
+               if (!t.root_expanded()) throw py::value_error("slot " + std::to_string(slot) + " has no evaluated root");
+               return root_report(t, pv_len);
+             });
+             return root_summary(r);
            },
            py::arg("slot"), py::arg("pv_len") = 16)
       .def("choose_move",
            [](PySearcher& p, int slot, const MoveChoiceOptions& choice, int ply) {
-             std::lock_guard<std::mutex> lock(p.mu);
              require(choice.validate(), "MoveChoiceOptions");
-             if (slot < 0 || slot >= p.s.num_slots()) throw py::value_error("slot out of range");
-             Tree& t = p.s.tree(slot);
-             if (!t.root_expanded()) throw py::value_error("slot " + std::to_string(slot) + " has no evaluated root");
-             std::vector<RootChild> kids;
-             return t.root_position().uci(t.choose_move(choice, ply, kids));
+             const MoveChoiceOptions c = choice;  // a copy: `choice` is a Python object
+             return locked(p, [&] {
+               check_slot(p.s, slot);
+               Tree& t = p.s.tree(slot);
+               if (!t.root_expanded()) throw py::value_error("slot " + std::to_string(slot) + " has no evaluated root");
+               std::vector<RootChild> kids;
+               return t.root_position().uci(t.choose_move(c, ply, kids));
+             });
            },
            py::arg("slot"), py::arg("choice"), py::arg("ply") = 0)
       .def("proofs",
            [](PySearcher& p, int slot) {
-             std::lock_guard<std::mutex> lock(p.mu);
-             if (slot < 0 || slot >= p.s.num_slots()) throw py::value_error("slot out of range");
-             const Tree& t = p.s.tree(slot);
-             std::vector<Tree::Proof> proofs;
-             t.proofs(proofs);
-             py::list out;
-             std::vector<Move> path;
-             for (const Tree::Proof& x : proofs) {
-               t.path_to(x.node, path);
-               out.append(py::make_tuple(uci_moves(t.root_position(), path), x.result, x.plies));
-             }
-             return out;
+             return locked(p, [&] {
+               check_slot(p.s, slot);
+               const Tree& t = p.s.tree(slot);
+               std::vector<Tree::Proof> proofs;
+               t.proofs(proofs);
+               std::vector<std::tuple<std::vector<std::string>, int, int>> out;
+               std::vector<Move> path;
+               for (const Tree::Proof& x : proofs) {
+                 t.path_to(x.node, path);
+                 out.emplace_back(uci_moves(t.root_position(), path), x.result, x.plies);
+               }
+               return out;
+             });
            },
            py::arg("slot"),
            "(moves from the root, result for that node's side to move: 1 win 0 draw -1 loss, plies to "
            "the end) of every proven node of the slot's tree (diagnostics; the root has no moves)")
       .def("describe_batch",
            [](PySearcher& p) {
-             std::lock_guard<std::mutex> lock(p.mu);
-             py::list out;
-             if (p.s.outstanding() == 0) return out;
-             std::vector<std::pair<uint32_t, std::vector<Move>>> rows;
-             p.s.describe_oldest(rows);
-             for (auto& [slot, path] : rows)
-               out.append(py::make_tuple(slot, uci_moves(p.s.tree(int(slot)).root_position(), path)));
-             return out;
+             return locked(p, [&] {
+               std::vector<std::pair<uint32_t, std::vector<std::string>>> out;
+               if (p.s.outstanding() == 0) return out;
+               std::vector<std::pair<uint32_t, std::vector<Move>>> rows;
+               p.s.describe_oldest(rows);
+               for (auto& [slot, path] : rows)
+                 out.emplace_back(slot, uci_moves(p.s.tree(int(slot)).root_position(), path));
+               return out;
+             });
            },
            "(slot, moves from the slot's root) of each row of the oldest outstanding batch");
 }

@@ -1,8 +1,10 @@
 // Self-play bindings: ActorOptions, GameLog and the multi-game Actor.
-// prepare / submit release the GIL; a per-object mutex keeps two Python
-// threads from driving the same actor at once.
+// Every Actor method that touches its games runs with the GIL released under
+// the object's mutex (common.h locked()): arguments are copied out of Python
+// objects before, and results become Python objects after.
 #include <cmath>
 #include <mutex>
+#include <tuple>
 
 #include "bindings/common.h"
 #include "selfplay/actor.h"
@@ -90,14 +92,17 @@ void bind_selfplay(py::module_& m) {
              return new PyActor{Actor(options), {}, {}};
            }),
            py::arg("options"))
-      .def_property_readonly("options", [](PyActor& p) { return p.a.options(); })
-      .def_property_readonly("outstanding", [](PyActor& p) { return p.a.outstanding(); })
-      .def_property_readonly("max_outstanding", [](PyActor& p) { return p.a.max_outstanding(); })
-      .def_property_readonly("active_games", [](PyActor& p) { return p.a.active_games(); })
-      .def_property_readonly("queued_restarts", [](PyActor& p) { return p.a.queued_restarts(); })
-      .def_property_readonly("queued_resumes", [](PyActor& p) { return p.a.queued_resumes(); })
-      .def_property("accepting", [](PyActor& p) { return p.a.accepting(); },
-                    [](PyActor& p, bool v) { std::lock_guard<std::mutex> lock(p.mu); p.a.set_accepting(v); })
+      .def_property_readonly("options", [](PyActor& p) { return locked(p, [&] { return p.a.options(); }); })
+      .def_property_readonly("outstanding", [](PyActor& p) { return locked(p, [&] { return p.a.outstanding(); }); })
+      .def_property_readonly("max_outstanding",
+                             [](PyActor& p) { return locked(p, [&] { return p.a.max_outstanding(); }); })
+      .def_property_readonly("active_games", [](PyActor& p) { return locked(p, [&] { return p.a.active_games(); }); })
+      .def_property_readonly("queued_restarts",
+                             [](PyActor& p) { return locked(p, [&] { return p.a.queued_restarts(); }); })
+      .def_property_readonly("queued_resumes",
+                             [](PyActor& p) { return locked(p, [&] { return p.a.queued_resumes(); }); })
+      .def_property("accepting", [](PyActor& p) { return locked(p, [&] { return p.a.accepting(); }); },
+                    [](PyActor& p, bool v) { locked(p, [&] { p.a.set_accepting(v); }); })
       .def("set_limits",
            [](PyActor& p, int visits, int ply_cap, std::optional<float> resign_threshold) {
              PlayLimits l;
@@ -105,44 +110,43 @@ void bind_selfplay(py::module_& m) {
              l.ply_cap = ply_cap;
              l.resign_threshold = resign_threshold ? *resign_threshold : NAN;
              require(l.validate(), "set_limits");
-             std::lock_guard<std::mutex> lock(p.mu);
-             p.a.set_limits(l);
+             locked(p, [&] { p.a.set_limits(l); });
            },
            py::arg("visits"), py::arg("ply_cap"), py::arg("resign_threshold") = py::none())
       .def("queue_resume",
            [](PyActor& p, const Game& game, int prefix_len, const std::string& id, bool restart, bool continuation) {
              if (id.empty()) throw py::value_error("queue_resume: a resumed game needs its id");
-             StartSpec spec = start_spec(game, prefix_len, id, restart, continuation);
-             std::lock_guard<std::mutex> lock(p.mu);
-             p.a.queue_resume(std::move(spec));
+             StartSpec spec = start_spec(game, prefix_len, id, restart, continuation);  // copies the game
+             locked(p, [&] { p.a.queue_resume(std::move(spec)); });
            },
            py::arg("game"), py::arg("prefix_len"), py::arg("id"), py::arg("restart"), py::arg("continuation"))
       .def("queue_restart",
            [](PyActor& p, const Game& game, const std::string& id) {
-             StartSpec spec = start_spec(game, game.ply(), id, true, std::nullopt);
-             std::lock_guard<std::mutex> lock(p.mu);
-             p.a.queue_restart(std::move(spec));
+             StartSpec spec = start_spec(game, game.ply(), id, true, std::nullopt);  // copies the game
+             locked(p, [&] { p.a.queue_restart(std::move(spec)); });
            },
            py::arg("game"), py::arg("id") = "",
            "Queue a restart start: all of `game`'s moves are the unsearched prefix.")
       .def("take_finished",
            [](PyActor& p) {
-             std::lock_guard<std::mutex> lock(p.mu);
-             std::vector<GameLog> out;
-             p.a.take_finished(out);
-             return out;
+             return locked(p, [&] {
+               std::vector<GameLog> out;
+               p.a.take_finished(out);
+               return out;
+             });
            })
       .def("drain",
            [](PyActor& p) {
-             std::lock_guard<std::mutex> lock(p.mu);
-             if (p.a.outstanding() > 0) throw py::value_error("drain: submit the outstanding batches first");
-             std::vector<GameLog> out;
-             p.a.drain(out);
-             return out;
+             return locked(p, [&] {
+               if (p.a.outstanding() > 0) throw py::value_error("drain: submit the outstanding batches first");
+               std::vector<GameLog> out;
+               p.a.drain(out);
+               return out;
+             });
            })
       .def("counters",
            [](PyActor& p) {
-             const ActorCounters& c = p.a.counters();
+             const ActorCounters c = locked(p, [&] { return p.a.counters(); });
              py::dict d;
              d["evaluations"] = c.evaluations;
              d["searches"] = c.searches;
@@ -155,12 +159,13 @@ void bind_selfplay(py::module_& m) {
            })
       .def("describe_batch",
            [](PyActor& p) {
-             std::lock_guard<std::mutex> lock(p.mu);
-             std::vector<LeafInfo> rows;
-             p.a.describe_oldest(rows);
-             py::list out;
-             for (const LeafInfo& r : rows) out.append(py::make_tuple(r.slot, r.id, r.start_fen, r.moves));
-             return out;
+             return locked(p, [&] {
+               std::vector<LeafInfo> rows;
+               p.a.describe_oldest(rows);
+               std::vector<std::tuple<int, std::string, std::string, std::vector<std::string>>> out;
+               for (LeafInfo& r : rows) out.emplace_back(r.slot, r.id, r.start_fen, std::move(r.moves));
+               return out;
+             });
            },
            "(slot, game id, start fen, moves from the start to the leaf) of each row of the oldest batch");
 }

@@ -11,6 +11,11 @@
 
 namespace cz {
 
+// How a game ended: the one list of game-ending codes (Python reads them
+// through the bindings). The rules end a game with CHECKMATE ..
+// FIFTY_MOVES (evaluate_status); PLY_CAP and RESIGNATION are adjudications
+// by an owner that stops games (the self-play actor), never a rule's. NONE:
+// not over (an unfinished self-play game handed back for resumption).
 enum class Termination : int {
   NONE = 0,
   CHECKMATE = 1,
@@ -18,6 +23,8 @@ enum class Termination : int {
   INSUFFICIENT_MATERIAL = 3,
   THREEFOLD_REPETITION = 4,
   FIFTY_MOVES = 5,
+  PLY_CAP = 6,
+  RESIGNATION = 7,
 };
 
 // Result of a finished game from White's point of view.

@@ -2,8 +2,9 @@
 // self-play actor. A batch is a list of (slot, leaf node) pairs whose planes
 // were written to the caller's buffer in the same order; batches are answered
 // first in, first out, and at most `max_outstanding` wait at once (double
-// buffering lets tree work on one overlap inference on the other). An
-// AnswerBuffer checks and applies an answer.
+// buffering lets tree work on one overlap inference on the other).
+// collect_leaves() is the prepare loop of both owners; an AnswerBuffer checks
+// and applies an answer.
 #pragma once
 
 #include <cfloat>
@@ -79,6 +80,40 @@ class BatchRing {
   size_t head_ = 0;
   int count_ = 0;
 };
+
+// The prepare loop of a batch owner with `num` slots of one tree each:
+// visits the slots round-robin from `cursor` (prefetching the trees of the
+// next slots, see Tree::prefetch_tree) and takes leaves from each until the
+// batch holds `capacity` rows or the slot has none to give now. `ready(i)`
+// readies slot i (finishes a done search, starts the next, ...) and returns
+// its tree, or nullptr when it has nothing to traverse; `tree_at(i)` is slot
+// i's tree as it is. A leaf's planes go to row batch.size() of `planes`;
+// `note(kind)` hears of every traversal that ended at a terminal or collided
+// (a collision moves on to the next slot). Returns the slot at which the
+// batch filled up, or -1 when every slot was visited.
+template <class TreeAt, class Ready, class Note>
+int collect_leaves(LeafBatch& batch, float* planes, int capacity, int num, int cursor, TreeAt tree_at,
+                   Ready ready, Note note) {
+  for (int k = 0; k < num; ++k) {
+    const int i = (cursor + k) % num;
+    tree_at((i + 3) % num).prefetch_tree();
+    tree_at((i + 2) % num).prefetch_root();
+    tree_at((i + 1) % num).prefetch_root_children();
+    for (;;) {
+      if (int(batch.size()) >= capacity) return i;
+      Tree* tree = ready(i);
+      if (tree == nullptr || !tree->needs_leaf()) break;
+      const Traversal t = tree->traverse(planes + batch.size() * size_t(kPlaneFloats));
+      if (t.kind == Traversal::LEAF) {
+        batch.add(uint32_t(i), t.node, *tree);
+        continue;
+      }
+      note(t.kind);
+      if (t.kind == Traversal::COLLISION) break;
+    }
+  }
+  return -1;
+}
 
 // Takes the network's answer to a batch to its trees in two passes. The
 // first gathers the logits of each leaf's legal moves (the batch's actions)

@@ -104,7 +104,7 @@ RootSummary Tree::summarize(std::vector<RootChild>& out) const {
     k.target = c.n;
     k.prior = c.prior;
     k.root_prior = root_prior(i);
-    k.q = child_q(root, c);
+    k.q = child_q(c, solver && c.proven(), 0, root.value() - opt_.fpu_reduction);
     if (solver && c.proven()) k.proven = -c.lo, k.plies = c.plies + 1;
     else k.proven = kUnproven;
     out.push_back(k);
@@ -118,15 +118,13 @@ RootSummary Tree::summarize(std::vector<RootChild>& out) const {
   // would reach the best child's; a child left under one visit is dropped.
   const float k_forced = opt_.forced_playout_k;
   if (k_forced > 0 && best.visits > 0 && best.proven != 1) {
-    const float sqrt_n = std::sqrt(std::max(1.0f, root.n));
-    const float cu = opt_.c_puct * sqrt_n;
-    const float best_score = best.q + cu * best.root_prior / (1.0f + best.visits);
+    const float cu = puct::exploration(opt_.c_puct, root.n);
+    const float best_score = puct::score(best.q, best.root_prior, best.visits, cu);
     for (int i = 0; i < int(out.size()); ++i) {
       RootChild& k = out[i];
       if (i == s.best || k.visits <= 0) continue;
       const float forced = std::sqrt(k_forced * k.root_prior * root.n);
-      const float gap = best_score - k.q;
-      const float support = gap > 0 ? cu * k.root_prior / gap - 1.0f : k.visits;
+      const float support = puct::visits_at_score(best_score, k.q, k.root_prior, cu, k.visits);
       float t = std::min(k.visits, std::max(support, k.visits - forced));
       if (t < k.visits && t < 1.0f) t = 0.0f;
       k.target = std::max(0.0f, t);

@@ -48,23 +48,14 @@ int Searcher::prepare(float* planes, int capacity) {
   assert(!ring_.full());
   LeafBatch& batch = ring_.open();
   const int num = int(slots_.size());
-  for (int k = 0; k < num && int(batch.size()) < capacity; ++k) {
-    const int i = (cursor_ + k) % num;
-    Slot& s = slots_[i];
-    slots_[(i + 3) % num].tree.prefetch_tree();  // see Tree::prefetch_tree
-    slots_[(i + 2) % num].tree.prefetch_root();
-    slots_[(i + 1) % num].tree.prefetch_root_children();
-    while (s.searching && int(batch.size()) < capacity) {
-      if (s.tree.done()) {
-        s.searching = false;
-        break;
-      }
-      if (!s.tree.needs_leaf()) break;
-      Traversal t = s.tree.traverse(planes + batch.size() * size_t(kPlaneFloats));
-      if (t.kind == Traversal::LEAF) batch.add(uint32_t(i), t.node, s.tree);
-      else if (t.kind == Traversal::COLLISION) break;
-    }
-  }
+  collect_leaves(
+      batch, planes, capacity, num, cursor_, [&](int i) -> const Tree& { return slots_[i].tree; },
+      [&](int i) -> Tree* {
+        Slot& s = slots_[i];
+        if (s.searching && s.tree.done()) s.searching = false;
+        return s.searching ? &s.tree : nullptr;
+      },
+      [](Traversal::Kind) {});
   cursor_ = num > 0 ? (cursor_ + 1) % num : 0;
   if (!batch.empty()) ring_.commit();
   return int(batch.size());

@@ -130,8 +130,7 @@ bool Tree::done() const {
 
 float Tree::root_prior(int i) const {
   const Node& c = nodes_[nodes_[0].first_child + i];
-  if (!noise_active_) return c.prior;
-  return (1.0f - opt_.dirichlet_epsilon) * c.prior + opt_.dirichlet_epsilon * noise_[i];
+  return noise_active_ ? puct::noisy_prior(c.prior, noise_[i], opt_.dirichlet_epsilon) : c.prior;
 }
 
 float Tree::proven_value(const Node& x, int depth) const {
@@ -139,13 +138,9 @@ float Tree::proven_value(const Node& x, int depth) const {
   return (x.lo == kDraw ? draw_value(depth) : float(x.lo)) * scale;
 }
 
-// Q(parent, child) from the parent's side to move, virtual loss included
-// (the parent is the root: summaries only).
-float Tree::child_q(const Node& parent, const Node& child) const {
-  if (opt_.proven_results && child.proven()) return -opt_.discount * proven_value(child, 1);
-  float nc = child.n + float(child.inflight);
-  if (nc <= 0) return parent.value() - opt_.fpu_reduction;
-  return (-opt_.discount * child.w - opt_.virtual_loss * float(child.inflight)) / nc;
+float Tree::child_q(const Node& child, bool proven, int depth, float fpu) const {
+  if (proven) return -opt_.discount * proven_value(child, depth + 1);
+  return puct::q(child.w, child.n, float(child.inflight), opt_.discount, opt_.virtual_loss, fpu);
 }
 
 // Children are sorted when their parent is expanded: those that end the game
@@ -160,10 +155,8 @@ float Tree::child_q(const Node& parent, const Node& child) const {
 template <bool Root>
 uint32_t Tree::select(uint32_t idx, int depth) const {
   const Node& p = nodes_[idx];
-  const float parent_n = p.n + float(p.inflight);
-  const float cu = opt_.c_puct * std::sqrt(std::max(1.0f, parent_n));
+  const float cu = puct::exploration(opt_.c_puct, p.n + float(p.inflight));
   const float fpu = p.value() - opt_.fpu_reduction;
-  const float gamma = opt_.discount, vl = opt_.virtual_loss;
   const float* noise = Root && noise_active_ ? noise_.data() : nullptr;
   const float eps = opt_.dirichlet_epsilon;
   const float forced_scale = Root ? opt_.forced_playout_k * p.n : 0.0f;  // forced: nc^2 < k P N
@@ -175,16 +168,14 @@ uint32_t Tree::select(uint32_t idx, int depth) const {
     const Node& c = kids[i];
     const bool proven = solver && c.proven();
     if (c.state == NodeState::PENDING && !proven) continue;  // already waiting for the network
-    const float prior = Root && noise ? (1.0f - eps) * c.prior + eps * noise[i] : c.prior;
+    const float prior = Root && noise ? puct::noisy_prior(c.prior, noise[i], eps) : c.prior;
     const float nc = c.n + float(c.inflight);
-    const float q = proven    ? -gamma * proven_value(c, depth + 1)
-                    : nc > 0  ? (-gamma * c.w - vl * float(c.inflight)) / nc
-                              : fpu;
+    const float q = child_q(c, proven, depth, fpu);
     // At the root a proven child's value is exact: no exploration bonus, no
     // forced playouts (visits there would only copy its prior into the visit
     // counts, the policy target and the move choice). Below the root it keeps
     // its bonus: its exact value backed up again steers the search there.
-    const float score = Root && proven ? q : q + cu * prior / (1.0f + nc);
+    const float score = Root && proven ? q : puct::score(q, prior, nc, cu);
     if (score > best_score) best_score = score, best = p.first_child + i;
     if constexpr (Root) {
       if (!proven && forced_scale > 0 && prior > 0 && nc * nc < forced_scale * prior && score > best_forced_score)

@@ -36,6 +36,7 @@
 #include "core/game.h"
 #include "search/node.h"
 #include "search/options.h"
+#include "search/puct.h"
 #include "search/rng.h"
 
 namespace cz {
@@ -163,8 +164,11 @@ class Tree {
   void proofs(std::vector<Proof>& out) const;
 
  private:
+  // Prior of root child i as selection sees it (noise mixed in when active).
   float root_prior(int i) const;
-  float child_q(const Node& parent, const Node& child) const;
+  // Q of `child` (proven or not) from the side to move of its parent, which
+  // is `depth` plies below the root, with first-play urgency `fpu` (puct.h).
+  float child_q(const Node& child, bool proven, int depth, float fpu) const;
   // Exact value of a proven node at `depth` plies below the root, from its
   // side to move: +-discount^plies, or the draw value at that depth.
   float proven_value(const Node& x, int depth) const;

@@ -26,41 +26,24 @@ int Actor::prepare(float* planes, int capacity) {
   assert(!ring_.full());
   LeafBatch& batch = ring_.open();
   const int num = int(slots_.size());
-  int next_cursor = (cursor_ + 1) % num;
-  for (int k = 0; k < num; ++k) {
-    const int i = (cursor_ + k) % num;
-    Slot& s = slots_[i];
-    slots_[(i + 3) % num].tree.prefetch_tree();  // see Tree::prefetch_tree
-    slots_[(i + 2) % num].tree.prefetch_root();
-    slots_[(i + 1) % num].tree.prefetch_root_children();
-    for (;;) {
-      if (int(batch.size()) >= capacity) break;
-      if (!s.active) {
-        if (!accepting_) break;
-        start_game(s);
-        continue;
-      }
-      if (s.tree.done()) {
-        finish_search(s);
-        continue;
-      }
-      if (!s.tree.needs_leaf()) break;
-      const Traversal t = s.tree.traverse(planes + batch.size() * size_t(kPlaneFloats));
-      if (t.kind == Traversal::LEAF) {
-        batch.add(uint32_t(i), t.node, s.tree);
-      } else if (t.kind == Traversal::TERMINAL) {
-        ++counters_.terminal_hits;
-      } else {
-        ++counters_.collisions;
-        break;
-      }
-    }
-    if (int(batch.size()) >= capacity) {
-      next_cursor = i;  // this slot may want more: it goes first next time
-      break;
-    }
-  }
-  cursor_ = next_cursor;
+  const int full_at = collect_leaves(
+      batch, planes, capacity, num, cursor_, [&](int i) -> const Tree& { return slots_[i].tree; },
+      [&](int i) -> Tree* {
+        Slot& s = slots_[i];
+        for (;;) {
+          if (!s.active) {
+            if (!accepting_) return nullptr;
+            start_game(s);
+          } else if (s.tree.done()) {
+            finish_search(s);
+          } else {
+            return &s.tree;
+          }
+        }
+      },
+      [&](Traversal::Kind kind) { ++(kind == Traversal::TERMINAL ? counters_.terminal_hits : counters_.collisions); });
+  // The slot that filled the batch may want more: it goes first next time.
+  cursor_ = full_at >= 0 ? full_at : (cursor_ + 1) % num;
   if (!batch.empty()) ring_.commit();
   return int(batch.size());
 }
@@ -125,14 +108,14 @@ void Actor::finish_search(Slot& s) {
   record_search(s, sum);
   if (s.cap_search) {
     s.log.cap_value = std::clamp(sum.value, -1.0f, 1.0f);
-    end_game(s, Ending::PLY_CAP, GameResult::DRAW);
+    end_game(s, Termination::PLY_CAP, GameResult::DRAW);
     return;
   }
   const float t = limits_.resign_threshold;
   if (!s.log.continuation && !std::isnan(t) && sum.value <= t && sum.best_q <= t) {
     const Color loser = s.game.position().side_to_move();
     s.log.resigned_by = int(loser);
-    end_game(s, Ending::RESIGNATION, loser == WHITE ? GameResult::BLACK_WINS : GameResult::WHITE_WINS);
+    end_game(s, Termination::RESIGNATION, loser == WHITE ? GameResult::BLACK_WINS : GameResult::WHITE_WINS);
     return;
   }
   const Move m = s.tree.choose_move(opt_.choice, s.game.ply(), kids_);
@@ -141,7 +124,7 @@ void Actor::finish_search(Slot& s) {
   s.tree.advance(m, scratch_);
   const GameStatus st = s.game.status();
   if (st.is_over()) {
-    end_game(s, Ending(int(st.termination)), st.result);
+    end_game(s, st.termination, st.result);
     return;
   }
   begin_search(s);

@@ -86,7 +86,7 @@ class Actor {
   std::string submit(const float* logits, const float* wdl);
   // Moves finished games into `out` (appended).
   void take_finished(std::vector<GameLog>& out);
-  // Hands back every unfinished game (Ending::NONE) and empties its slot,
+  // Hands back every unfinished game (Termination::NONE) and empties its slot,
   // and every queued resumption not started yet. Needs no outstanding batch.
   void drain(std::vector<GameLog>& out);
 
@@ -111,7 +111,7 @@ class Actor {
   void begin_search(Slot& s);
   void finish_search(Slot& s);
   void record_search(Slot& s, const RootSummary& sum);
-  void end_game(Slot& s, Ending ending, GameResult result);
+  void end_game(Slot& s, Termination ending, GameResult result);
   void advance(Slot& s);  // finish a done search (and start the next), if any
 
   ActorOptions opt_;

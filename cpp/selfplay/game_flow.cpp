@@ -100,7 +100,7 @@ static double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
 
-void Actor::end_game(Slot& s, Ending ending, GameResult result) {
+void Actor::end_game(Slot& s, Termination ending, GameResult result) {
   GameLog& g = s.log;
   g.ending = ending;
   g.result = result;
@@ -139,7 +139,7 @@ void Actor::drain(std::vector<GameLog>& out) {
   for (Slot& s : slots_) {
     if (!s.active) continue;
     GameLog& g = s.log;
-    g.ending = Ending::NONE;
+    g.ending = Termination::NONE;
     g.resign_threshold = limits_.resign_threshold;
     g.visit_cap = limits_.visits;
     g.ply_cap = limits_.ply_cap;

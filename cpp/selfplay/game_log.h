@@ -12,19 +12,6 @@
 
 namespace cz {
 
-// How a self-play game ended: the core's terminations, then the two the
-// actor adds. NONE marks an unfinished game handed back for resumption.
-enum class Ending : int {
-  NONE = 0,
-  CHECKMATE = 1,
-  STALEMATE = 2,
-  INSUFFICIENT_MATERIAL = 3,
-  THREEFOLD_REPETITION = 4,
-  FIFTY_MOVES = 5,
-  PLY_CAP = 6,
-  RESIGNATION = 7,
-};
-
 struct GameLog {
   std::string id;
   std::string start_fen;
@@ -48,7 +35,7 @@ struct GameLog {
   std::vector<float> visits;
   std::vector<uint8_t> is_cap;
 
-  Ending ending = Ending::NONE;
+  Termination ending = Termination::NONE;  // NONE: unfinished (handed back by drain)
   GameResult result = GameResult::ONGOING;
   int resigned_by = -1;                // Color that resigned, -1 if none
   float resign_threshold = NAN;        // threshold in force, NaN when off

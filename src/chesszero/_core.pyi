@@ -20,6 +20,26 @@ PACKED_BYTES: int
 ENCODING_VERSION: int
 HISTORY_MOVES: int
 
+class Termination(enum.Enum):
+    """Game-ending codes (cpp/core/game.h); PLY_CAP and RESIGNATION are self-play adjudications."""
+
+    NONE = 0
+    CHECKMATE = 1
+    STALEMATE = 2
+    INSUFFICIENT_MATERIAL = 3
+    THREEFOLD_REPETITION = 4
+    FIFTY_MOVES = 5
+    PLY_CAP = 6
+    RESIGNATION = 7
+
+class GameResult(enum.Enum):
+    """Result codes from White's point of view (cpp/core/game.h)."""
+
+    ONGOING = 0
+    WHITE_WINS = 1
+    BLACK_WINS = 2
+    DRAW = 3
+
 class ChessError(ValueError): ...
 class InvalidFenError(ChessError): ...
 class IllegalMoveError(ChessError): ...

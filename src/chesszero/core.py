@@ -2,7 +2,8 @@
 
 The C++ core owns the board, the rules and the network encoding (SPEC 1-3);
 this module only adds Python value types (``Outcome``, ``Termination``) and
-re-exports the native names. Nothing here re-implements chess logic.
+re-exports the native names. Nothing here re-implements chess logic, and the
+game-ending and result codes come from the core's enums.
 """
 
 from __future__ import annotations
@@ -34,14 +35,32 @@ from chesszero._core import (  # noqa: F401  (re-exported API)
 STARTING_FEN = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
 
 
-class Termination(enum.Enum):
-    """Why a game ended (values match the native core's codes)."""
+_T = _core.Termination
+_R = _core.GameResult
 
-    CHECKMATE = 1
-    STALEMATE = 2
-    INSUFFICIENT_MATERIAL = 3
-    THREEFOLD_REPETITION = 4
-    FIFTY_MOVES = 5
+
+class Termination(enum.Enum):
+    """Why a game ended by the rules (the native core's codes)."""
+
+    CHECKMATE = _T.CHECKMATE.value
+    STALEMATE = _T.STALEMATE.value
+    INSUFFICIENT_MATERIAL = _T.INSUFFICIENT_MATERIAL.value
+    THREEFOLD_REPETITION = _T.THREEFOLD_REPETITION.value
+    FIFTY_MOVES = _T.FIFTY_MOVES.value
+
+
+TERMINATION_NAMES: dict[int, str] = {
+    code.value: name.lower() for name, code in _T.__members__.items() if code != _T.NONE
+}
+"""Name of every native game-ending code (the self-play adjudications included),
+in code order: ``{1: "checkmate", ..., 7: "resignation"}``."""
+
+RESULT_TEXT: dict[int, str] = {
+    _R.WHITE_WINS.value: "1-0",
+    _R.BLACK_WINS.value: "0-1",
+    _R.DRAW.value: "1/2-1/2",
+}
+"""PGN result of each native result code of a finished game."""
 
 
 @dataclass(frozen=True)
@@ -60,7 +79,7 @@ class Outcome:
         return 1.0 if self.winner == white else 0.0
 
 
-_RESULTS = {1: ("1-0", True), 2: ("0-1", False), 3: ("1/2-1/2", None)}
+_WINNERS = {_R.WHITE_WINS.value: True, _R.BLACK_WINS.value: False, _R.DRAW.value: None}
 
 
 class Game(_core._Game):
@@ -80,13 +99,12 @@ class Game(_core._Game):
 
     def outcome(self) -> Outcome | None:
         termination, result = self._status()
-        if termination == 0:
+        if termination == _T.NONE.value:
             return None
-        text, winner = _RESULTS[result]
-        return Outcome(result=text, termination=Termination(termination), winner=winner)
+        return Outcome(result=RESULT_TEXT[result], termination=Termination(termination), winner=_WINNERS[result])
 
     def is_game_over(self) -> bool:
-        return self._status()[0] != 0
+        return self._status()[0] != _T.NONE.value
 
     def __repr__(self) -> str:
         return f"Game({self.fen()!r}, ply={self.ply})"
@@ -98,7 +116,9 @@ __all__ = [
     "NUM_ACTIONS",
     "NUM_PLANES",
     "PACKED_BYTES",
+    "RESULT_TEXT",
     "STARTING_FEN",
+    "TERMINATION_NAMES",
     "ChessError",
     "Game",
     "IllegalMoveError",

@@ -21,12 +21,15 @@ Stages receive a :class:`Campaign` and read only what they need from it.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chesszero.campaign.state import CampaignState, StateStore, write_json_atomic
 from chesszero.config import Config, load_config
+
+if TYPE_CHECKING:
+    from chesszero.campaign.tracking import Tracker
 
 NAME_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
 
@@ -78,9 +81,6 @@ class CampaignPaths:
     def evals(self, generation: int) -> Path:
         return self.dir / "evals" / f"gen_{generation:04d}"
 
-    def checkpoint_copy(self, generation: int) -> Path:
-        return self.dir / "checkpoints" / f"gen_{generation:04d}.pt"
-
 
 def check_name(name: str) -> str:
     if not name or not set(name) <= NAME_CHARS or name.startswith("."):
@@ -107,6 +107,15 @@ class Campaign:
     cfg: Config
     paths: CampaignPaths
     states: StateStore
+    _tracker: Tracker | None = field(default=None, repr=False, compare=False)
+
+    def tracker(self, run_id: str | None) -> Tracker:
+        """The campaign's MLflow run `run_id` (a new run when None), kept for this object's life."""
+        from chesszero.campaign.tracking import Tracker
+
+        if self._tracker is None or run_id is None or self._tracker.run_id != run_id:
+            self._tracker = Tracker(self.root, self.name, run_id=run_id)
+        return self._tracker
 
     @classmethod
     def open(cls, root: Path, name: str, *, preset: str, params: Path | None = None,

@@ -46,22 +46,21 @@ def rate_model(campaign: Campaign, artifact: str, visits: int | None, out_dir: P
     nearest-rung rating with its rung, and the joint rating."""
     from chesszero.evaluate.engine_player import EnginePlayer
     from chesszero.evaluate.joint_rating import joint_rating_of_matches
-    from chesszero.evaluate.ladder import choose_rung
+    from chesszero.evaluate.ladder import choose_rung, rung_player
     from chesszero.evaluate.match import play_match
     from chesszero.evaluate.openings import load_openings
-    from chesszero.publish import load_artifact
-    from chesszero.publish.runtime import OrtRuntime
+    from chesszero.publish.loading import load_evaluator
 
     ev = campaign.cfg.evaluate
     table = _ladder(campaign)
     openings = load_openings(campaign.root / "data" / "openings" / "openings.epd")[: ev.openings]
-    session = OrtRuntime(threads=1).build(load_artifact(artifact))
+    session = load_evaluator(artifact, plain_onnx=False)
     results = {}
     for rung_name in ev.rungs:
         rung = table.rung(rung_name)
         model = EnginePlayer(session, visits=visits, name=f"model-{label}",
                              options=evaluation_search(campaign.cfg))
-        opponent = rung.player(seed=0, engines=2)
+        opponent = rung_player(rung, seed=0, engines=2)
         try:
             result = play_match(model, opponent, openings, max_plies=ev.ply_cap, event=f"{label} vs {rung_name}")
         finally:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,25 +14,11 @@ from rich.console import Console
 from chesszero.campaign.context import Campaign
 
 
-def project_dir() -> Path:
-    """The checkout holding ``flows/`` (the package is installed editable from it)."""
-    import chesszero
-
-    return Path(chesszero.__file__).resolve().parents[2]
-
-
-def _flow(root: Path, campaign: Campaign) -> Any:
+def _flow(campaign: Campaign) -> Any:
     # The ephemeral API server can take tens of seconds to start on a busy machine.
     os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "180")
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")  # no telemetry calls out
-    for candidate in (project_dir(), root):
-        if (candidate / "flows" / "final_recipe.py").exists():
-            if str(candidate) not in sys.path:
-                sys.path.insert(0, str(candidate))
-            break
-    else:
-        raise ValueError(f"flows/final_recipe.py not found next to the package ({project_dir()}) or in {root}")
-    from flows.final_recipe import final_recipe
+    from chesszero.campaign.flow import final_recipe
 
     address = campaign.cfg.campaign.dask_address
     if address:
@@ -54,21 +39,14 @@ def run_campaign(*, preset: str, name: str | None = None, root: Path = Path(".")
     console = Console()
     console.print(f"[bold]campaign {name}[/] preset {preset}: {campaign.paths.dir}")
     if use_prefect:
-        summary = _flow(root, campaign)(preset=preset, campaign=name, root=str(root), generations=generations,
-                                        hours=hours, progress=progress)
+        summary = _flow(campaign)(preset=preset, campaign=name, root=str(root), generations=generations,
+                                  hours=hours, progress=progress)
     else:
-        from chesszero.campaign.progress import summary_table
-        from chesszero.campaign.runner import run_local
+        from chesszero.campaign.dispatch import Limits, run_local
+        from chesszero.campaign.progress import Reporter
 
-        acc: dict[str, Any] = {}
-
-        def on_phase(phase: str, metrics: dict[str, Any]) -> None:
-            acc.update(metrics)
-            if phase == "evaluate" and progress:
-                console.print(summary_table(campaign.load_state().generation - 1, acc))
-                acc.clear()
-
-        run_local(campaign, generations=generations, hours=hours, on_phase=on_phase)
+        with Reporter(campaign, enabled=progress, console=console) as reporter:
+            run_local(campaign, Limits(generations, hours), reporter)
         summary = campaign.summary()
     console.print_json(json.dumps(summary))
     return summary

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
@@ -132,7 +131,13 @@ def train(campaign: Campaign, generation: int) -> dict[str, Any] | None:
     Returns the quantum statistics (None when the quantum was already done
     before a restart). World size > 1 runs under torchrun.
     """
-    from chesszero.train.run import EXIT_UNFUNDED, QuantumJob, run_quantum_job
+    from chesszero.train.run import (
+        EXIT_UNFUNDED,
+        QuantumJob,
+        command_argv,
+        run_quantum_job,
+        torchrun_command,
+    )
 
     paths, cfg = campaign.paths, campaign.cfg
     stats_out = paths.dir / f"quantum_gen{generation:04d}.json"
@@ -144,11 +149,9 @@ def train(campaign: Campaign, generation: int) -> dict[str, Any] | None:
         if stats is None:
             raise UnfundedQuantum(f"generation {generation}: the replay store does not fund a quantum")
         return stats.as_dict(prefix="")
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone",
-           f"--nproc_per_node={cfg.train.world_size}", "-m", "chesszero.train.run",
-           "--params", str(campaign.root / "params.yaml"), "--preset", campaign.preset,
-           "--replay", str(paths.replay), "--checkpoint", str(paths.checkpoint),
-           "--stats-out", str(stats_out), "--generation", str(generation)]
+    cmd = torchrun_command(cfg.train.world_size, command_argv(
+        params=campaign.root / "params.yaml", preset=campaign.preset, replay=paths.replay,
+        checkpoint=paths.checkpoint, stats_out=stats_out, generation=generation))
     proc = subprocess.run(cmd, cwd=campaign.root)
     if proc.returncode == EXIT_UNFUNDED:
         raise UnfundedQuantum(f"generation {generation}: the replay store does not fund a quantum")

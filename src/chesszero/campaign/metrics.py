@@ -6,6 +6,8 @@ generation``. One owner for the names keeps writer and reader in agreement.
 
 from __future__ import annotations
 
+from chesszero.core import TERMINATION_NAMES, Termination
+
 EXPERIMENT = "chesszero"
 TAG_CAMPAIGN = "chesszero.campaign"
 TAG_KIND = "chesszero.kind"
@@ -35,15 +37,18 @@ SELFPLAY_CONVERSION = "selfplay/conversion"
 the side went on to win; not logged in a generation without such a lead."""
 SELFPLAY_CONVERSION_CHANCES = "selfplay/conversion_opportunities"
 SELFPLAY_CONVERSION_WON = "selfplay/conversion_converted"
-TERMINATIONS = (
-    "checkmate",
-    "stalemate",
-    "threefold_repetition",
-    "fifty_moves",
-    "insufficient_material",
-    "ply_cap",
-    "resignation",
+_RULE_COLUMNS = (
+    Termination.CHECKMATE,
+    Termination.STALEMATE,
+    Termination.THREEFOLD_REPETITION,
+    Termination.FIFTY_MOVES,
+    Termination.INSUFFICIENT_MATERIAL,
 )
+TERMINATIONS = tuple(TERMINATION_NAMES[t.value] for t in _RULE_COLUMNS) + tuple(
+    name for code, name in TERMINATION_NAMES.items() if code not in {t.value for t in Termination}
+)
+"""Every game ending the core knows (names from chesszero.core) in report column
+order: the rule endings, then the self-play adjudications (ply cap, resignation)."""
 
 REPLAY_SIZE = "replay/size"
 REPLAY_OCCUPANCY = "replay/occupancy"
@@ -67,6 +72,8 @@ def termination_key(name: str) -> str:
 
 
 def fidelity_key(name: str) -> str:
+    if name not in FIDELITY:
+        raise KeyError(f"no fidelity metric {name!r}; known: {FIDELITY}")
     return f"publish/{name}"
 
 

@@ -25,6 +25,21 @@ from chesszero.campaign.state import CampaignState, write_json_atomic
 from chesszero.campaign.tracking import Tracker
 
 
+def _tuning_set(campaign: Campaign, generation: int | None) -> Any:
+    """Positions for activation ranges and QAT that the fidelity gate never
+    scores: replay rows (seeded per generation), or random play before any."""
+    from chesszero.publish.calibration import random_play_set, tuning_set_from_replay
+
+    cfg = campaign.cfg
+    n, seed = cfg.publish.calibration_positions, cfg.campaign.seed * 1009 + (generation or 0)
+    if campaign.paths.replay.exists():
+        try:
+            return tuning_set_from_replay(campaign.paths.replay, limit=n, seed=seed)
+        except ValueError:  # no valid rows yet
+            pass
+    return random_play_set(n, seed=seed)
+
+
 def _publish_checkpoint(campaign: Campaign, generation: int | None) -> Any:
     from chesszero.publish import PublishSettings, load_calibration_set, publish
 
@@ -32,7 +47,8 @@ def _publish_checkpoint(campaign: Campaign, generation: int | None) -> Any:
     calib = load_calibration_set(campaign.root / "data" / "calibration" / "positions.jsonl",
                                  limit=cfg.publish.calibration_positions)
     return publish(campaign.paths.checkpoint, campaign.paths.artifact_dir(generation), calib,
-                   settings=PublishSettings.from_config(cfg.publish), state_path=None)
+                   settings=PublishSettings.from_config(cfg.publish), state_path=None,
+                   tune=_tuning_set(campaign, generation))
 
 
 def _fidelity_metrics(result: Any) -> dict[str, float]:
@@ -74,8 +90,7 @@ def _gate_matches(campaign: Campaign, candidate: str, active: str, generation: i
     from chesszero.evaluate.gate import MatchStatus, PromotionGate
     from chesszero.evaluate.match import play_match
     from chesszero.evaluate.openings import load_openings
-    from chesszero.publish import load_artifact
-    from chesszero.publish.runtime import OrtRuntime
+    from chesszero.publish.loading import load_evaluator
 
     ev = campaign.cfg.evaluate
     openings = load_openings(campaign.root / "data" / "openings" / "openings.epd")
@@ -83,7 +98,6 @@ def _gate_matches(campaign: Campaign, candidate: str, active: str, generation: i
     if gate is None or gate.candidate != candidate:
         gate = PromotionGate(candidate=candidate, active=active, threshold=ev.promotion_score,
                              required_passes=ev.promotion_consecutive)
-    runtime = OrtRuntime(threads=1)
     out_dir = campaign.paths.evals(generation)
     out_dir.mkdir(parents=True, exist_ok=True)
     errored = 0
@@ -93,9 +107,9 @@ def _gate_matches(campaign: Campaign, candidate: str, active: str, generation: i
             break
         k = len(gate.history)
         chosen = [openings[(k * ev.openings + i) % len(openings)] for i in range(ev.openings)]
-        cand = EnginePlayer(runtime.build(load_artifact(candidate)), visits=None, name="candidate",
+        cand = EnginePlayer(load_evaluator(candidate, plain_onnx=False), visits=None, name="candidate",
                             options=evaluation_search(campaign.cfg))
-        act = EnginePlayer(runtime.build(load_artifact(active)), visits=None, name="active",
+        act = EnginePlayer(load_evaluator(active, plain_onnx=False), visits=None, name="active",
                            options=evaluation_search(campaign.cfg))
         try:
             result = play_match(cand, act, chosen, max_plies=ev.ply_cap, event=f"promotion {k}")
@@ -115,7 +129,7 @@ def _gate_matches(campaign: Campaign, candidate: str, active: str, generation: i
 
 def _published(campaign: Campaign, generation: int) -> dict[str, Any] | None:
     """The marker of a finished publication of the current checkpoint, if any."""
-    from chesszero.publish.artifact import file_sha256
+    from chesszero.fsio import file_sha256
 
     marker = campaign.paths.artifact_dir(generation) / "publish.json"
     if not marker.exists():
@@ -126,7 +140,7 @@ def _published(campaign: Campaign, generation: int) -> dict[str, Any] | None:
 
 def publish_generation(campaign: Campaign, state: CampaignState, tracker: Tracker) -> dict[str, float]:
     """Publishes this generation's checkpoint and activates it when it passes."""
-    from chesszero.publish.artifact import file_sha256
+    from chesszero.fsio import file_sha256
 
     g = state.generation
     marker = _published(campaign, g)

@@ -2,7 +2,8 @@
 
 Each function takes the campaign, checks that the durable state is at its
 phase, does the work (idempotently), logs to MLflow, advances and saves the
-state. ``flows/`` wraps these as Prefect tasks; nothing here knows Prefect.
+state. ``dispatch`` runs them in order (in this process or as Prefect tasks
+of ``flow``); nothing here knows Prefect.
 Order per generation (SPEC, DESIGN data flow): self-play -> materialise ->
 train -> publish (fidelity gate, promotion gate) -> resignation ->
 evaluation (on the cadence).
@@ -14,7 +15,6 @@ import math
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
 
 from chesszero.campaign import metrics as M
 from chesszero.campaign.context import Campaign
@@ -40,21 +40,14 @@ from chesszero.campaign.selfplay_stage import (
 from chesszero.campaign.state import CampaignState, Phase
 from chesszero.campaign.tracking import Tracker, environment_params, flatten
 
-_TRACKERS: dict[tuple[str, str], Tracker] = {}
-
 
 class PhaseError(RuntimeError):
     """A phase function was called while the campaign is elsewhere."""
 
 
 def tracker(campaign: Campaign, state: CampaignState) -> Tracker:
-    """The campaign's MLflow run (created on first use, reused after a resume)."""
-    key = (str(campaign.root), campaign.name)
-    t = _TRACKERS.get(key)
-    if t is None or t.run_id != state.mlflow_run_id:
-        t = Tracker(campaign.root, campaign.name, run_id=state.mlflow_run_id)
-        _TRACKERS[key] = t
-    return t
+    """The campaign's MLflow run (created by ``bootstrap``, reused after a resume)."""
+    return campaign.tracker(state.mlflow_run_id)
 
 
 def _expect(state: CampaignState, phase: Phase) -> None:
@@ -77,10 +70,9 @@ def bootstrap(campaign: Campaign) -> CampaignState:
 
     state = campaign.load_state()
     if state.mlflow_run_id is None:
-        t = Tracker(campaign.root, campaign.name)
+        t = campaign.tracker(None)
         state.mlflow_run_id = t.run_id
         campaign.save_state(state)
-        _TRACKERS[(str(campaign.root), campaign.name)] = t
         resolved = campaign.write_config()
         t.log_params({"preset": campaign.preset, "campaign": campaign.name,
                       **flatten(resolved), **environment_params(campaign.root)})
@@ -324,40 +316,5 @@ def overlap_player(campaign: Campaign) -> Callable[[threading.Event], list[Actor
     return play
 
 
-def run_local(campaign: Campaign, *, generations: int | None = None, hours: float | None = None,
-              on_phase: Callable[[str, dict[str, Any]], None] | None = None) -> CampaignState:
-    """Runs (or resumes) the campaign in this process, without Prefect.
-
-    Dispatches on the durable phase exactly like ``flows/final_recipe.py``.
-    """
-    state = bootstrap(campaign)
-    while True:
-        phase = state.phase
-        if phase is Phase.SELFPLAY:
-            if not budget_left(campaign, state, generations=generations, hours=hours):
-                break
-            started = time.time()
-            for job in plan(campaign):
-                run_actor_job(job)
-            _report(on_phase, "selfplay", finish_selfplay(campaign, started))
-        elif phase is Phase.MATERIALIZE:
-            _report(on_phase, "materialize", materialize(campaign))
-        elif phase is Phase.TRAIN:
-            _report(on_phase, "train", train_quantum(campaign, overlap_player(campaign)))
-        elif phase is Phase.PUBLISH:
-            _report(on_phase, "publish", publish(campaign))
-        elif phase is Phase.RESIGN:
-            _report(on_phase, "resign", resign(campaign))
-        elif phase is Phase.EVALUATE:
-            _report(on_phase, "evaluate", evaluate(campaign, generations=generations, hours=hours))
-        state = campaign.load_state()
-    return state
-
-
-def _report(cb: Callable[[str, dict[str, Any]], None] | None, phase: str, metrics: dict[str, Any]) -> None:
-    if cb is not None:
-        cb(phase, metrics)
-
-
 __all__ = ["PhaseError", "bootstrap", "budget_left", "evaluate", "finish_selfplay", "materialize",
-           "is_last", "overlap_player", "plan", "publish", "resign", "run_local", "train_quantum"]
+           "is_last", "overlap_player", "plan", "publish", "resign", "train_quantum"]

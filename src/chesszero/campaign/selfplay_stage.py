@@ -144,8 +144,7 @@ def run_actor_job(job: ActorJob, *, stop: threading.Event | None = None,
     With ``stop`` the job plays in slices and returns early once it is set
     (used by the actors that overlap the trainer).
     """
-    from chesszero.publish import load_artifact
-    from chesszero.publish.runtime import OrtRuntime
+    from chesszero.publish.loading import load_evaluator
     from chesszero.search.assist import with_material_assist
     from chesszero.selfplay.actor import SelfPlayActor
 
@@ -157,7 +156,7 @@ def run_actor_job(job: ActorJob, *, stop: threading.Event | None = None,
             + (7 if job.label == "overlap" else 0)) % 2**31
     actor = SelfPlayActor(actor_settings(cfg, actor=job.actor, seed=seed,
                                          archive_path=actor_dir / "archive.sqlite"))
-    session = with_material_assist(OrtRuntime(threads=threads).build(load_artifact(job.artifact)),
+    session = with_material_assist(load_evaluator(job.artifact, threads=threads, plain_onnx=False),
                                    cfg.selfplay.material_assist.at(job.generation),
                                    scale=cfg.selfplay.material_scale)
     pending_path = actor_dir / "pending.json"

@@ -15,8 +15,9 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from chesszero.config.rungs import DEFAULT_RUNGS
 from chesszero.config.schedules import LinearSchedule, StepSchedule
-from chesszero.model.sizes import ModelSize, parse_size
+from chesszero.config.sizes import ModelSize, parse_size
 
 __all__ = [
     "CampaignConfig",
@@ -218,9 +219,7 @@ class PublishConfig(_Section):
 
 
 def _ladder_rung_names() -> list[str]:
-    """Rung names defined by the evaluation ladder (its single owner)."""
-    from chesszero.evaluate.ladder import DEFAULT_RUNGS
-
+    """Rung names of the ladder (owned by ``chesszero.config.rungs``)."""
     return [rung.name for rung in DEFAULT_RUNGS]
 
 
@@ -234,7 +233,7 @@ class EvaluateConfig(_Section):
     promotion_consecutive: PositiveInt = Field(description="Consecutive passing matches needed.")
     rungs: list[str] = Field(
         min_length=1,
-        description="Ladder rungs the campaign plays, by name (chesszero.evaluate.ladder.DEFAULT_RUNGS).",
+        description="Ladder rungs the campaign plays, by name (chesszero.config.rungs.DEFAULT_RUNGS).",
     )
 
     @field_validator("rungs")
@@ -260,7 +259,7 @@ class CampaignConfig(_Section):
     checkpoint_every: PositiveInt = Field(description="Keep a training checkpoint every this many generations.")
     snapshot_every: PositiveInt = Field(description="Snapshot the replay store (DVC) every this many generations.")
     overlap_fraction: Fraction = Field(description="Share of actors that keep playing while training runs.")
-    dask_address: str | None = Field(description="Dask scheduler address (null: a local cluster).")
+    dask_address: str | None = Field(description="Dask scheduler address (null: actors run as threads of the campaign process).")
     materialize_workers: int = Field(ge=0, le=256, description="Materialisation processes (0: in-process).")
     promotion_matches: bool = Field(
         default=False,

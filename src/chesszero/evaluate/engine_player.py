@@ -11,13 +11,6 @@
   evaluated first) and is never resumed behind the caller's back.
 - ``policy_moves``: the network's top legal move for many games in one
   evaluator call (no search).
-- ``load_evaluator``: an ONNX artifact file as an evaluator. A published
-  artifact is validated by ``chesszero.publish.load_artifact`` (metadata,
-  encoding version, input and outputs) and run by ``publish.OrtRuntime``; an
-  ONNX file without chesszero metadata but with the right signature is
-  accepted through ``search.OnnxEvaluator`` with a warning; an artifact for
-  another encoding version is refused. Without the publish package,
-  ``search.OnnxEvaluator`` loads the file directly.
 - ``EnginePlayer``: a ``Player`` searching every game where it is to move
   to ``visits`` root visits (evaluation options: c = 1.0, no noise, no forced
   playouts; most-visited move), or, with ``visits=None``, playing the policy
@@ -29,14 +22,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from chesszero import _core, core
 from chesszero.search.analysis import MoveChoice, MoveChoiceOptions, SearchOptions
-from chesszero.search.evaluators import Evaluator, OnnxEvaluator, check_planes
+from chesszero.search.evaluators import Evaluator, check_planes
 from chesszero.search.pipeline import BatchPipeline
 
 if TYPE_CHECKING:
@@ -178,32 +170,6 @@ class SlotSearch:
         self._unfinished.discard(slot)
 
 
-def load_evaluator(
-    path: str | Path, *, threads: int = 1, warnings: list[str] | None = None
-) -> Evaluator:
-    """The network in the ONNX file ``path`` (module docstring); remarks go to ``warnings``."""
-    path = Path(path)
-    if not path.is_file():
-        raise ValueError(f"model file not found: {str(path)!r}")
-    try:
-        from chesszero.publish import ArtifactError, EncodingVersionError, OrtRuntime, load_artifact
-    except ImportError:
-        return OnnxEvaluator(path, threads=threads)
-    try:
-        artifact = load_artifact(path)
-    except EncodingVersionError:
-        raise
-    except ArtifactError as error:
-        try:
-            evaluator = OnnxEvaluator(path, threads=threads)
-        except Exception as fallback:  # ORT and onnx raise their own types for junk files
-            raise ValueError(f"{error}; as a plain ONNX network: {fallback}") from fallback
-        if warnings is not None:
-            warnings.append(f"{error}; loaded as a plain ONNX network")
-        return evaluator
-    return OrtRuntime(threads=threads).build(artifact)
-
-
 def policy_moves(evaluator: Evaluator, games: Sequence[Game]) -> list[str]:
     """The highest-logit legal move of each game, from one evaluator call."""
     if not games:
@@ -310,7 +276,6 @@ __all__ = [
     "EnginePlayer",
     "RootReport",
     "SlotSearch",
-    "load_evaluator",
     "most_visits",
     "policy_moves",
 ]

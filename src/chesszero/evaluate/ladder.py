@@ -35,20 +35,16 @@ the bootstrap in ``elo``, with that rung's rating as the fixed anchor). The
 joint maximum-likelihood rating over every rung it played
 (``joint_rating``) is reported beside it.
 
-Command line::
+Command line (``chesszero.cli.ladder``)::
 
-    python -m chesszero.evaluate.ladder calibrate --games N --out data/ladder.json
-    python -m chesszero.evaluate.ladder show data/ladder.json
-    python -m chesszero.evaluate.ladder rate --model net.onnx --visits 800 --table data/ladder.json
+    chesszero ladder calibrate --games N --out data/ladder.json
+    chesszero ladder show data/ladder.json
+    chesszero ladder rate --model net.onnx --visits 800 --table data/ladder.json
 """
 
 from __future__ import annotations
 
-import argparse
-import dataclasses
-import enum
 import json
-import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -58,10 +54,11 @@ from typing import Protocol
 
 import chess.engine
 
+from chesszero.config.rungs import DEFAULT_RUNGS, Rung, RungKind
 from chesszero.evaluate.elo import EloEstimate
 from chesszero.evaluate.joint_rating import JointRating, joint_rating_of_matches
 from chesszero.evaluate.match import GameRecord, MatchResult, play_match
-from chesszero.evaluate.openings import DEFAULT_OPENINGS, Opening, load_openings
+from chesszero.evaluate.openings import Opening
 from chesszero.evaluate.players import (
     STOCKFISH_PATH,
     GreedyPlayer,
@@ -69,7 +66,6 @@ from chesszero.evaluate.players import (
     RandomPlayer,
     StockfishPlayer,
 )
-from chesszero.evaluate.progress import RichReporter
 from chesszero.evaluate.rating_fit import PairingResult, fit_ratings
 
 ANCHOR_RUNG = "sf-n1000"
@@ -78,85 +74,22 @@ DEFAULT_TABLE = Path("data/ladder.json")
 """The calibrated table shipped in the repository (relative to its root, like the openings)."""
 
 
-class RungKind(enum.Enum):
-    RANDOM = "random"
-    GREEDY = "greedy"
-    STOCKFISH = "stockfish"
+def rung_player(rung: Rung, *, seed: int = 0, engines: int = 2) -> Player:
+    """A fresh player for `rung` (the caller closes it)."""
+    if rung.kind is RungKind.RANDOM:
+        return RandomPlayer(seed=seed, name=rung.name)
+    if rung.kind is RungKind.GREEDY:
+        return GreedyPlayer(seed=seed, name=rung.name, random_share=rung.random_share)
+    assert rung.nodes is not None
+    return StockfishPlayer(
+        nodes=rung.nodes,
+        engines=engines,
+        name=rung.name,
+        random_share=rung.random_share,
+        seed=seed,
+    )
 
 
-@dataclass(frozen=True)
-class Rung:
-    """One fixed opponent; ``rating``/``stderr`` are set once calibrated."""
-
-    name: str
-    kind: RungKind
-    nodes: int | None = None
-    rating: float | None = None
-    stderr: float | None = None
-    random_share: float = 0.0
-
-    def __post_init__(self) -> None:
-        if (self.kind is RungKind.STOCKFISH) != (self.nodes is not None):
-            raise ValueError(f"rung {self.name!r}: nodes is required exactly for Stockfish rungs")
-        if self.random_share and self.kind is RungKind.RANDOM:
-            raise ValueError(f"rung {self.name!r}: random_share makes no sense for the random mover")
-        if not 0.0 <= self.random_share <= 1.0:
-            raise ValueError(f"rung {self.name!r}: random_share must lie in [0, 1]")
-
-    def rated(self, rating: float, stderr: float) -> Rung:
-        """This rung with a calibrated rating."""
-        return dataclasses.replace(self, rating=rating, stderr=stderr)
-
-    def player(self, *, seed: int = 0, engines: int = 2) -> Player:
-        """A fresh player for this rung (the caller closes it)."""
-        if self.kind is RungKind.RANDOM:
-            return RandomPlayer(seed=seed, name=self.name)
-        if self.kind is RungKind.GREEDY:
-            return GreedyPlayer(seed=seed, name=self.name, random_share=self.random_share)
-        assert self.nodes is not None
-        return StockfishPlayer(
-            nodes=self.nodes,
-            engines=engines,
-            name=self.name,
-            random_share=self.random_share,
-            seed=seed,
-        )
-
-    def to_dict(self) -> dict[str, object]:
-        return {
-            "name": self.name,
-            "kind": self.kind.value,
-            "nodes": self.nodes,
-            "random_share": self.random_share,
-            "rating": self.rating,
-            "stderr": self.stderr,
-        }
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, object]) -> Rung:
-        nodes, rating, stderr = data.get("nodes"), data.get("rating"), data.get("stderr")
-        return cls(
-            name=str(data["name"]),
-            kind=RungKind(data["kind"]),
-            nodes=None if nodes is None else int(nodes),  # type: ignore[call-overload]
-            rating=None if rating is None else float(rating),  # type: ignore[arg-type]
-            stderr=None if stderr is None else float(stderr),  # type: ignore[arg-type]
-            random_share=float(data.get("random_share", 0.0)),  # type: ignore[arg-type]
-        )
-
-
-DEFAULT_RUNGS: tuple[Rung, ...] = (
-    Rung("random", RungKind.RANDOM),
-    Rung("greedy-r50", RungKind.GREEDY, random_share=0.5),
-    Rung("greedy", RungKind.GREEDY),
-    Rung("sf-n1-r30", RungKind.STOCKFISH, 1, random_share=0.3),
-    Rung("sf-n1-r10", RungKind.STOCKFISH, 1, random_share=0.1),
-    *(
-        Rung(f"sf-n{n}", RungKind.STOCKFISH, n)
-        for n in (1, 300, 600, 1000, 2000, 5000, 10000, 20000)
-    ),
-)
-"""The default ladder, weakest first (module docstring)."""
 
 
 @dataclass
@@ -318,7 +251,7 @@ def calibrate(
     started = time.monotonic()
     results: list[PairingResult] = []
     for weak, strong in pairings:
-        a, b = weak.player(engines=engines), strong.player(engines=engines)
+        a, b = rung_player(weak, engines=engines), rung_player(strong, engines=engines)
         began = time.monotonic()
         try:
             match = play_match(
@@ -418,7 +351,7 @@ def rate_on_ladder(
     matches: dict[str, MatchResult] = {}
     for _ in range(max_matches):
         rung = order[position]
-        opponent = rung.player(engines=engines)
+        opponent = rung_player(rung, engines=engines)
         try:
             matches[rung.name] = play_match(
                 player, opponent, openings, concurrency=concurrency, max_plies=max_plies
@@ -437,110 +370,3 @@ def rate_on_ladder(
     joint = joint_rating_of_matches(matches, {n: table.rating(n) for n in matches}, seed=seed)
     rating = LadderRating(player.name, budget, chosen, elo, table.header(), scores, joint)
     return rating, list(matches.values())
-
-
-def _calibrate_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    rungs = list(DEFAULT_RUNGS)
-    if args.rungs:
-        known = {r.name: r for r in DEFAULT_RUNGS}
-        unknown = [n for n in args.rungs if n not in known]
-        if unknown:
-            parser.error(f"unknown rungs {unknown}; known: {list(known)}")
-        rungs = [known[n] for n in args.rungs]
-    if args.anchor not in {r.name for r in rungs}:
-        parser.error(f"anchor {args.anchor!r} is not among the rungs {[r.name for r in rungs]}")
-    table = calibrate(
-        load_openings(args.openings),
-        games_per_pairing=args.games,
-        rungs=rungs,
-        anchor=args.anchor,
-        anchor_rating=args.anchor_rating,
-        reach=args.reach,
-        concurrency=args.concurrency,
-        max_plies=args.max_plies,
-        reporter=None if args.quiet else RichReporter(),
-    )
-    table.save(args.out)
-    print(table.describe())
-    return 0
-
-
-def _rate_command(args: argparse.Namespace) -> int:
-    from chesszero.evaluate.engine_player import EnginePlayer, load_evaluator
-
-    table = LadderTable.load(args.table)
-    if args.games < 2 or args.games % 2:
-        raise ValueError(f"--games must be a positive even number, got {args.games}")
-    openings = load_openings(args.openings)[: args.games // 2]
-    notes: list[str] = []
-    evaluator = load_evaluator(args.model, threads=args.threads, warnings=notes)
-    for note in notes:
-        print(f"note: {note}", file=sys.stderr)
-    visits = args.visits or None
-    player = EnginePlayer(
-        evaluator, visits=visits, name=Path(args.model).stem, slots=args.concurrency
-    )
-    try:
-        rating, matches = rate_on_ladder(
-            player,
-            table,
-            openings,
-            budget=f"{visits} visits" if visits else "policy only",
-            start=args.start,
-            max_matches=args.max_matches,
-            concurrency=args.concurrency,
-            max_plies=args.max_plies,
-        )
-    finally:
-        player.close()
-    for match in matches:
-        print(match.summary())
-    print(rating.describe())
-    if args.json is not None:
-        args.json.write_text(json.dumps(rating.to_dict(), indent=2) + "\n")
-    return 0
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m chesszero.evaluate.ladder")
-    sub = parser.add_subparsers(dest="command", required=True)
-    cal = sub.add_parser("calibrate", help="play rung-vs-rung matches and write the table")
-    cal.add_argument("--games", type=int, required=True, help="games per pairing (even)")
-    cal.add_argument("--out", type=Path, required=True)
-    cal.add_argument("--openings", type=Path, default=DEFAULT_OPENINGS)
-    cal.add_argument("--rungs", nargs="*", help="subset of rung names (default: all)")
-    cal.add_argument("--reach", type=int, default=2)
-    cal.add_argument("--concurrency", type=int, default=2)
-    cal.add_argument("--anchor", default=ANCHOR_RUNG)
-    cal.add_argument("--anchor-rating", type=float, default=ANCHOR_RATING)
-    cal.add_argument("--max-plies", type=int, default=300)
-    cal.add_argument("--quiet", action="store_true", help="no live progress on stderr")
-    show = sub.add_parser("show", help="print a stored table")
-    show.add_argument("table", type=Path)
-    rate = sub.add_parser("rate", help="rate an ONNX network on a calibrated ladder")
-    rate.add_argument("--model", type=Path, required=True, help="ONNX artifact")
-    rate.add_argument("--visits", type=int, default=800, help="visits per move (0: policy only)")
-    rate.add_argument("--table", type=Path, default=DEFAULT_TABLE)
-    rate.add_argument("--openings", type=Path, default=DEFAULT_OPENINGS)
-    rate.add_argument("--games", type=int, default=20, help="games per match (even)")
-    rate.add_argument("--start", default=None, help="first rung (default: the anchor)")
-    rate.add_argument("--max-matches", type=int, default=3)
-    rate.add_argument("--concurrency", type=int, default=8)
-    rate.add_argument("--threads", type=int, default=1, help="inference threads")
-    rate.add_argument("--max-plies", type=int, default=300)
-    rate.add_argument("--json", type=Path, default=None, help="also write the rating here")
-    args = parser.parse_args(argv)
-    try:
-        if args.command == "show":
-            print(LadderTable.load(args.table).describe())
-            return 0
-        if args.command == "rate":
-            return _rate_command(args)
-        return _calibrate_command(args, parser)
-    except (ValueError, FileNotFoundError) as error:
-        print(f"ladder: error: {error}", file=sys.stderr)
-        return 2
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

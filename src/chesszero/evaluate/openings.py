@@ -20,12 +20,13 @@ read and write EPD and to check that each line's moves reach its position.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import chess
+
+from chesszero.fsio import verify_sha256, write_sha256
 
 STANDARD_FEN = chess.STARTING_FEN
 DEFAULT_OPENINGS = Path("data/openings/openings.epd")
@@ -91,31 +92,6 @@ class Opening:
                 f"opening {ident!r}: moves reach {reached.epd()!r} but the line says {board.epd()!r}"
             )
         return opening
-
-
-def sha256_of(path: Path) -> str:
-    """Hex SHA-256 of a file's bytes."""
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-
-
-def write_sha256(path: Path) -> Path:
-    """Write ``<path>`` 's checksum next to it as ``<stem>.sha256`` (sha256sum format)."""
-    path = Path(path)
-    target = path.with_suffix(".sha256")
-    target.write_text(f"{sha256_of(path)}  {path.name}\n")
-    return target
-
-
-def verify_sha256(path: Path) -> None:
-    """Raise ``ValueError`` when ``<stem>.sha256`` exists and does not match ``path``."""
-    path = Path(path)
-    sums = path.with_suffix(".sha256")
-    if not sums.exists():
-        return
-    expected = sums.read_text().split()[0]
-    actual = sha256_of(path)
-    if expected != actual:
-        raise ValueError(f"{path}: sha256 {actual} does not match {sums} ({expected})")
 
 
 def save_openings(openings: Sequence[Opening], path: Path) -> Path:

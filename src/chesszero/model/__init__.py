@@ -6,9 +6,12 @@ Public API::
     net = ChessNet("14x160")                 # training network with auxiliary heads
     out = net(planes)                        # NetOutput(policy, wdl, next_policy, length)
     policy, wdl = net.inference_view()(planes)
+    bigger = grow(net, "16x192")             # same outputs in eval mode (Net2Net growth)
 """
 
+from chesszero.config.sizes import NAMED_SIZES, ModelSize, parse_size
 from chesszero.model.actions import PROMOTION_PIECES, ActionTable, core_action_table
+from chesszero.model.grow import check_growth, grow
 from chesszero.model.heads import FromToPolicyHead, LengthHead, WdlHead
 from chesszero.model.network import (
     INPUT_PLANES,
@@ -19,7 +22,6 @@ from chesszero.model.network import (
     ResidualBlock,
     count_parameters,
 )
-from chesszero.model.sizes import NAMED_SIZES, ModelSize, parse_size
 
 __all__ = [
     "INPUT_PLANES",
@@ -35,7 +37,9 @@ __all__ = [
     "NetOutput",
     "ResidualBlock",
     "WdlHead",
+    "check_growth",
     "core_action_table",
     "count_parameters",
+    "grow",
     "parse_size",
 ]

@@ -19,9 +19,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from chesszero import core
+from chesszero.config.sizes import ModelSize, parse_size
 from chesszero.model.actions import ActionTable, core_action_table
 from chesszero.model.heads import FromToPolicyHead, LengthHead, WdlHead
-from chesszero.model.sizes import ModelSize, parse_size
 
 __all__ = [
     "INPUT_PLANES",
@@ -33,8 +34,8 @@ __all__ = [
     "count_parameters",
 ]
 
-INPUT_PLANES = 52
-"""Input planes per position (SPEC 2); mirrors ``core.NUM_PLANES``."""
+INPUT_PLANES = int(core.NUM_PLANES)
+"""Input planes per position (SPEC 2: 52), read from the core that owns the encoding."""
 
 
 def _conv3x3(cin: int, cout: int) -> nn.Conv2d:

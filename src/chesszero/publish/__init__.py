@@ -6,6 +6,7 @@ Modules:
 - ``deploy_net``: the folded deployment network (optionally fake-quantised).
 - ``fold``: BatchNorm and branch-scale folding into a deployment copy.
 - ``policy_fold``: the policy head with query and key folded into one projection.
+- ``calibration_positions``: the 516 calibration positions (format, loading, checksum).
 - ``calibration``: the calibration positions as planes + legal masks + hash.
 - ``quantize``: activation-range calibration and QAT fine-tuning (distillation).
 - ``export``: ONNX export (FP32, INT8 QDQ) and the deployment torch state.
@@ -15,6 +16,7 @@ Modules:
 - ``tensorrt_runtime``: TensorRT (only with the ``tensorrt`` package and a GPU).
 - ``fidelity``: agreement / KL / WDL comparison and its JSON report.
 - ``pipeline``: ``publish`` and ``gate_and_activate``.
+- ``loading``: ``load_evaluator``, the one way from a model file to an evaluator.
 
 Typical use::
 

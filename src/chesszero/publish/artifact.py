@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-import hashlib
 import json
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -30,7 +29,7 @@ from typing import Any
 import onnx
 
 from chesszero import core
-from chesszero.fsio import atomic_write_bytes
+from chesszero.fsio import atomic_write_bytes, file_sha256
 
 __all__ = [
     "ARTIFACT_FORMAT",
@@ -43,7 +42,6 @@ __all__ = [
     "EncodingVersionError",
     "Precision",
     "atomic_write_bytes",
-    "file_sha256",
     "load_artifact",
     "read_activation",
     "update_metadata",
@@ -84,6 +82,11 @@ class ArtifactMetadata:
     calibration_positions: int
     quant_scheme: str = ""
     """:class:`~chesszero.publish.quant_ops.QuantScheme` value for INT8, empty for FP32."""
+    tuning_sha256: str = ""
+    """Hash of the positions that set activation ranges and fine-tuned QAT."""
+    tuning_source: str = ""
+    """What those positions were (replay rows with their sequence range, random play, ...);
+    the fidelity gate's own positions (``calibration_*``) are never among them."""
     torch_state: str = ""
     """File name (next to the ONNX file) of the deployment network's torch state, if any."""
     fidelity: dict[str, Any] = dataclasses.field(default_factory=dict)
@@ -126,6 +129,8 @@ class ArtifactMetadata:
                 calibration_sha256=props[_PREFIX + "calibration_sha256"],
                 calibration_positions=int(props[_PREFIX + "calibration_positions"]),
                 quant_scheme=props.get(_PREFIX + "quant_scheme", ""),
+                tuning_sha256=props.get(_PREFIX + "tuning_sha256", ""),
+                tuning_source=props.get(_PREFIX + "tuning_source", ""),
                 torch_state=props.get(_PREFIX + "torch_state", ""),
                 fidelity=json.loads(fidelity),
                 created_at=props.get(_PREFIX + "created_at", ""),
@@ -144,15 +149,6 @@ class Artifact:
     path: Path
     metadata: ArtifactMetadata
     sha256: str
-
-
-def file_sha256(path: str | Path) -> str:
-    """SHA-256 of a file's bytes (hex)."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def _load_model(path: Path) -> onnx.ModelProto:

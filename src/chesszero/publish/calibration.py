@@ -1,12 +1,14 @@
 """The calibration positions as network inputs: planes, legal masks and a hash.
 
-Publication uses one fixed set of real positions (SPEC 9: 516, from
-``data/calibration/positions.jsonl``) three times: to observe activation
-ranges, as default quantisation-aware fine-tuning data, and for the fidelity
-gate.  :class:`CalibrationSet` holds them already encoded by the native core
-(history planes included: every game is replayed from its start FEN), with
-the SHA-256 of the source lines so artifacts can name exactly what they were
-calibrated on.
+Publication measures the fidelity gate on one fixed set of real positions
+(SPEC 9: 516, from ``data/calibration/positions.jsonl``). Activation ranges
+and quantisation-aware fine-tuning use a *tuning* set, never the gate's
+positions when the caller has other data: ``tuning_set_from_replay`` draws
+rows from the campaign's replay store (seeded), and before any replay exists
+``calibration_set_from_games`` encodes seeded random-play positions; so the
+gate never scores what the quantiser was fitted to. :class:`CalibrationSet`
+holds either kind already encoded by the native core, with a SHA-256 and a
+source description that the artifact metadata records.
 """
 
 from __future__ import annotations
@@ -19,9 +21,10 @@ from pathlib import Path
 import numpy as np
 
 from chesszero import core
-from chesszero.evaluate.calibration_set import DEFAULT_POSITIONS, load_positions
+from chesszero.publish.calibration_positions import DEFAULT_POSITIONS, load_positions
 
-__all__ = ["CalibrationSet", "calibration_set_from_games", "load_calibration_set"]
+__all__ = ["CalibrationSet", "calibration_set_from_games", "load_calibration_set", "random_play_set",
+           "tuning_set_from_replay"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -101,3 +104,49 @@ def load_calibration_set(
         games.append(game)
     planes, legal = _encode(games)
     return CalibrationSet(planes=planes, legal=legal, sha256=digest, source=str(path))
+
+
+def tuning_set_from_replay(store_path: str | Path, *, limit: int, seed: int) -> CalibrationSet:
+    """`limit` rows drawn (seeded, without replacement) from a replay store's
+    valid rows, as planes and legal masks; ValueError naming the store when it
+    has no rows. The source names the store, the rows' sequence range and the seed."""
+    from chesszero.replay import ReplayStore
+    from chesszero.replay.layout import unpack_legal
+
+    path = Path(store_path)
+    if limit < 1:
+        raise ValueError(f"tuning set size must be >= 1, got {limit}")
+    with ReplayStore.open(path, readonly=True) as store:
+        rows = store.read_valid()
+    if len(rows) == 0:
+        raise ValueError(f"{path}: the replay store has no rows to tune on")
+    rng = np.random.default_rng(seed)
+    pick = np.sort(rng.choice(len(rows), size=min(limit, len(rows)), replace=False))
+    packed = np.ascontiguousarray(rows.planes[pick])
+    planes = np.empty((len(pick), core.NUM_PLANES, 8, 8), dtype=np.float32)
+    core.unpack_planes(packed, planes)
+    legal = unpack_legal(rows.legal[pick]).astype(np.bool_)
+    seqs = rows.seq[pick]
+    digest = hashlib.sha256(packed.tobytes() + np.packbits(legal).tobytes()).hexdigest()
+    source = f"replay {path.name}: {len(pick)} rows, seq {int(seqs.min())}..{int(seqs.max())}, seed {seed}"
+    return CalibrationSet(planes=planes, legal=legal, sha256=digest, source=source)
+
+
+def random_play_set(n: int, *, seed: int, max_plies: int = 80) -> CalibrationSet:
+    """`n` unfinished positions after 0..`max_plies` seeded random legal moves
+    (the tuning set before a campaign has replay rows)."""
+    import random
+
+    rng = random.Random(seed)
+    games: list[core.Game] = []
+    while len(games) < n:
+        game = core.Game()
+        for _ in range(rng.randint(0, max_plies)):
+            moves = game.legal_uci()
+            if not moves:
+                break
+            game.push_uci(rng.choice(moves))
+        if not game.is_game_over():
+            games.append(game)
+    return calibration_set_from_games(games, source=f"random play: {n} positions, seed {seed}")
+

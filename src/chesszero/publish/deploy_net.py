@@ -27,7 +27,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from chesszero.model.sizes import ModelSize
+from chesszero.config.sizes import ModelSize
 from chesszero.publish.policy_fold import FoldedPolicyHead
 from chesszero.publish.quant_ops import (
     ActQuant,

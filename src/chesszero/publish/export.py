@@ -66,6 +66,9 @@ class Provenance:
     checkpoint_sha256: str
     calibration_sha256: str
     calibration_positions: int
+    tuning_sha256: str = ""
+    """Positions that set activation ranges and QAT (empty: not recorded)."""
+    tuning_source: str = ""
 
 
 def _precision(net: DeployNet) -> Precision:
@@ -138,6 +141,8 @@ def export_onnx(
         checkpoint_sha256=provenance.checkpoint_sha256,
         calibration_sha256=provenance.calibration_sha256,
         calibration_positions=provenance.calibration_positions,
+        tuning_sha256=provenance.tuning_sha256,
+        tuning_source=provenance.tuning_source,
         quant_scheme=net.quant_scheme.value if precision is Precision.INT8 else "",
         torch_state=torch_state,
         created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),

@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from chesszero import core
 from chesszero.config.schema import PublishConfig
 from chesszero.publish.artifact import atomic_write_bytes
 from chesszero.publish.calibration import CalibrationSet
@@ -107,10 +108,10 @@ def _legal_log_softmax(logits: np.ndarray, legal: np.ndarray) -> np.ndarray:
 
 
 def _check_shapes(name: str, policy: np.ndarray, wdl: np.ndarray, n: int) -> None:
-    if policy.shape != (n, 1880) or wdl.shape != (n, 3):
+    if policy.shape != (n, core.NUM_ACTIONS) or wdl.shape != (n, 3):
         raise ValueError(
             f"{name} evaluator returned policy {policy.shape} and wdl {wdl.shape}, "
-            f"expected ({n}, 1880) and ({n}, 3)"
+            f"expected ({n}, {core.NUM_ACTIONS}) and ({n}, 3)"
         )
 
 

@@ -30,12 +30,12 @@ from pathlib import Path
 import torch
 
 from chesszero.config.schema import PublishConfig
+from chesszero.fsio import file_sha256
 from chesszero.model.network import ChessNet
 from chesszero.publish.artifact import (
     ActiveArtifact,
     Artifact,
     Precision,
-    file_sha256,
     load_artifact,
     read_activation,
     update_metadata,
@@ -206,11 +206,16 @@ def publish(
     runtime: Runtime | None = None,
     state_path: str | Path | None = None,
     batches: BatchSource | None = None,
+    tune: CalibrationSet | None = None,
 ) -> PublishResult:
     """Publish a training network (or a checkpoint file) into ``out_dir`` and gate it.
 
-    ``runtime`` defaults to ONNX Runtime on CPU; ``batches`` supplies QAT
-    fine-tuning positions (default: the calibration set).  The source network
+    ``calib`` is the fidelity gate's set. ``tune`` sets the activation ranges,
+    is the default QAT data and decides whether QAT is kept; give positions
+    the gate does not score (replay rows, random play: see ``calibration``).
+    Without it the gate's own set is used and the artifact's ``tuning_source``
+    says so. ``runtime`` defaults to ONNX Runtime on CPU; ``batches``
+    overrides the QAT fine-tuning positions.  The source network
     is never modified.  A missing or unreadable checkpoint raises ``ValueError``
     naming the file; everything after export goes through the gate, which
     reports failures instead of raising.
@@ -220,9 +225,11 @@ def publish(
     net, checkpoint_hash = _load_source(source)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    provenance = Provenance(checkpoint_hash, calib.sha256, len(calib))
+    if tune is None:
+        tune = dataclasses.replace(calib, source=f"the fidelity gate's own set ({calib.source}; not held out)")
+    provenance = Provenance(checkpoint_hash, calib.sha256, len(calib), tune.sha256, tune.source)
     float_net = fold_network(net)
-    int8_net = quantize_network(float_net, calib, scheme=settings.scheme, qat=settings.qat, batches=batches)
+    int8_net = quantize_network(float_net, tune, scheme=settings.scheme, qat=settings.qat, batches=batches)
     save_deploy_state(float_net, out / "fp32.pt")
     save_deploy_state(int8_net, out / "int8.pt")
     fp32 = export_onnx(float_net, out / "fp32.onnx", provenance, torch_state="fp32.pt")

@@ -34,6 +34,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from chesszero import core
 from chesszero.model.network import ChessNet
 from chesszero.publish.artifact import INPUT_NAME, Artifact, ArtifactError, load_artifact
 from chesszero.publish.deploy_net import DeployNet
@@ -60,8 +61,8 @@ def _as_artifact(artifact: Artifact | str | Path) -> Artifact:
 
 def _check_planes(planes: np.ndarray) -> np.ndarray:
     planes = np.ascontiguousarray(planes, dtype=np.float32)
-    if planes.ndim != 4 or planes.shape[1:] != (52, 8, 8):
-        raise ValueError(f"planes must be float32 [N, 52, 8, 8], got shape {planes.shape}")
+    if planes.ndim != 4 or planes.shape[1:] != (core.NUM_PLANES, 8, 8):
+        raise ValueError(f"planes must be float32 [N, {core.NUM_PLANES}, 8, 8], got shape {planes.shape}")
     return planes
 
 

@@ -43,18 +43,20 @@ import zlib
 
 import numpy as np
 
+from chesszero import core
+
 LAYOUT_VERSION = 1
 """Version of ``ROW_DTYPE`` and of the file header; bump on any change."""
 
 MAX_POLICY = 60
 """Most actions stored per sparse policy (SPEC 5)."""
 
-NUM_ACTIONS = 1880
-"""Size of the action space (SPEC 3). The core owns the enumeration; the
-store only needs the count to size the legal bitset."""
+NUM_ACTIONS = int(core.NUM_ACTIONS)
+"""Size of the action space (SPEC 3, 1,880), read from the core that owns it;
+the store only needs the count to size the legal bitset."""
 
-PACKED_BYTES = 332
-"""Bytes of one packed plane record (SPEC 2: 40 uint64 + 12 int8)."""
+PACKED_BYTES = int(core.PACKED_BYTES)
+"""Bytes of one packed plane record (SPEC 2: 40 uint64 + 12 int8 = 332), from the core."""
 
 LEGAL_BYTES = (NUM_ACTIONS + 7) // 8
 """Bytes of the legal-action bitset (235)."""

@@ -15,16 +15,8 @@ from chesszero import _core, core
 from chesszero.material import Conversion, conversion_of, material_swing
 from chesszero.selfplay.records import GameRecord, SearchedPly
 
-TERMINATION_NAMES: dict[int, str] = {
-    1: "checkmate",
-    2: "stalemate",
-    3: "insufficient_material",
-    4: "threefold_repetition",
-    5: "fifty_moves",
-    6: "ply_cap",
-    7: "resignation",
-}
-RESULT_NAMES: dict[int, str] = {1: "1-0", 2: "0-1", 3: "1/2-1/2"}
+TERMINATION_NAMES: dict[int, str] = core.TERMINATION_NAMES  # GameLog.ending -> name
+RESULT_NAMES: dict[int, str] = core.RESULT_TEXT  # GameLog.result -> PGN result
 
 
 @dataclass(frozen=True)

@@ -44,8 +44,9 @@ from typing import Literal
 import pandera.polars as pa
 import polars as pl
 
+from chesszero.core import NUM_ACTIONS, RESULT_TEXT, TERMINATION_NAMES
+
 MAX_POLICY_ENTRIES = 60
-NUM_ACTIONS = 1880  # SPEC 3; cross-checked against the core in the tests
 
 StartType = Literal["random", "restart"]
 ResultText = Literal["1-0", "0-1", "1/2-1/2"]
@@ -61,16 +62,8 @@ TerminationText = Literal[
 Colour = Literal["white", "black"]
 
 START_TYPES: tuple[str, ...] = ("random", "restart")
-RESULTS: tuple[str, ...] = ("1-0", "0-1", "1/2-1/2")
-TERMINATIONS: tuple[str, ...] = (
-    "checkmate",
-    "stalemate",
-    "insufficient_material",
-    "threefold_repetition",
-    "fifty_moves",
-    "ply_cap",
-    "resignation",
-)
+RESULTS: tuple[str, ...] = tuple(RESULT_TEXT.values())  # the core's codes, in order
+TERMINATIONS: tuple[str, ...] = tuple(TERMINATION_NAMES.values())
 DECISIVE_TERMINATIONS: tuple[str, ...] = ("checkmate", "resignation")
 COLOURS: tuple[str, ...] = ("white", "black")
 

@@ -17,6 +17,7 @@ Data enters only through :func:`to_train_batch` (replay ``RowBatch`` -> :class:`
 from chesszero.train.batch import CASTLING_PLANES, TrainBatch, reflection_flags, to_train_batch
 from chesszero.train.checkpoint import (
     Checkpoint,
+    grow_checkpoint,
     load_checkpoint,
     load_model,
     save_checkpoint,
@@ -52,6 +53,7 @@ __all__ = [
     "Trainer",
     "build_optimizer",
     "compute_loss",
+    "grow_checkpoint",
     "init_distributed",
     "load_checkpoint",
     "load_model",

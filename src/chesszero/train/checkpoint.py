@@ -6,6 +6,8 @@ torch RNG states, the network size, the core's encoding version and opaque
 credit ledger).  :func:`save_checkpoint` writes a temporary file in the same
 directory, fsyncs it and ``os.replace``-s it over the target, so a crash
 leaves either the old or the new checkpoint, never a torn one.
+:func:`grow_checkpoint` turns a checkpoint into one of a larger network with
+the same outputs (:func:`chesszero.model.grow`).
 """
 
 from __future__ import annotations
@@ -16,14 +18,17 @@ from typing import Any
 
 import torch
 
+from chesszero.config.sizes import ModelSize
 from chesszero.fsio import atomic_write
 from chesszero.model.actions import ActionTable
+from chesszero.model.grow import check_growth, grow
 from chesszero.model.network import ChessNet
 
 __all__ = [
     "CHECKPOINT_FORMAT",
     "Checkpoint",
     "capture_rng",
+    "grow_checkpoint",
     "load_checkpoint",
     "load_model",
     "restore_rng",
@@ -108,3 +113,40 @@ def load_model(
         state = {k: v for k, v in state.items() if not k.startswith(("next_policy_head.", "length_head."))}
     net.load_state_dict(state)
     return net.eval()
+
+
+def grow_checkpoint(
+    checkpoint: Checkpoint, size: str | ModelSize, *, seed: int = 0, table: ActionTable | None = None
+) -> Checkpoint:
+    """``checkpoint`` with its network grown to ``size`` (same outputs in eval mode).
+
+    Kept: the optimizer step (the LR schedule continues where it was), the RNG
+    states and the ``extra`` state (sampler position, credit ledger,
+    generation), plus ``extra["grown_from"] = {"size", "step"}``.  The
+    optimizer starts fresh: no momentum buffers (they belong to the old
+    parameters' shapes), the same hyperparameters.  Refuses a smaller
+    ``size`` or a checkpoint of another encoding version (``ValueError``).
+    """
+    if checkpoint.encoding_version != _encoding_version():
+        raise ValueError(
+            f"checkpoint written for encoding version {checkpoint.encoding_version}, "
+            f"core has {_encoding_version()}"
+        )
+    target = check_growth(checkpoint.model_size, size)
+    groups = checkpoint.optimizer.get("param_groups", [])
+    if len(groups) != 1:
+        raise ValueError(f"expected the trainer's single optimizer parameter group, found {len(groups)}")
+    net = ChessNet(checkpoint.model_size, table=table)
+    net.load_state_dict(checkpoint.model)
+    grown = grow(net.eval(), target, seed=seed, table=table)
+    hyper = {k: v for k, v in groups[0].items() if k != "params"}
+    params = list(range(len(list(grown.parameters()))))
+    return Checkpoint(
+        step=checkpoint.step,
+        model_size=target.name,
+        model={k: v.detach().clone() for k, v in grown.state_dict().items()},
+        optimizer={"state": {}, "param_groups": [{**hyper, "params": params}]},
+        rng=checkpoint.rng,
+        extra={**checkpoint.extra, "grown_from": {"size": checkpoint.model_size, "step": checkpoint.step}},
+        encoding_version=checkpoint.encoding_version,
+    )

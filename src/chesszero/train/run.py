@@ -4,7 +4,6 @@
 
     chesszero train --preset cpu --replay runs/r1/replay.bin \\
         --checkpoint runs/r1/train.pt [--stats-out runs/r1/quantum.json]
-    python -m chesszero.train.run ...            # the same, as a module
     torchrun --nnodes 2 ... -m chesszero train --preset paper ...
 
 With ``train.world_size > 1`` and no torchrun environment, ``chesszero
@@ -48,7 +47,6 @@ __all__ = [
     "EXIT_UNFUNDED",
     "QuantumJob",
     "command_argv",
-    "main",
     "quantum_funded",
     "run_quantum_job",
     "torchrun_command",
@@ -251,14 +249,3 @@ def train_command(
     if ctx.is_main:
         print(json.dumps(stats.as_dict(prefix=""), indent=2))
     return 0
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m chesszero.train.run ARGS`` is ``chesszero train ARGS``."""
-    from chesszero.cli import main as cli_main
-
-    return cli_main(["train", *(sys.argv[1:] if argv is None else argv)])
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -29,9 +29,9 @@ import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
 
 from chesszero.config.schema import TrainConfig
+from chesszero.config.sizes import ModelSize
 from chesszero.model.actions import ActionTable
 from chesszero.model.network import ChessNet
-from chesszero.model.sizes import ModelSize
 from chesszero.train.batch import TrainBatch
 from chesszero.train.checkpoint import (
     Checkpoint,

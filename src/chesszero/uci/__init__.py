@@ -7,8 +7,7 @@ Modules:
 - ``timeman``: visit and time budgets of a ``go`` command.
 - ``model``: where the evaluator comes from (artifact, ONNX file, object).
 - ``job``: one search on a background thread, its ``info`` and ``bestmove``.
-- ``engine``: the command loop, options and ``run_uci`` (``chesszero uci``;
-  also ``python -m chesszero.uci``).
+- ``engine``: the command loop, options and ``run_uci`` (``chesszero uci``).
 """
 
 from chesszero.uci.engine import EngineSettings, UciEngine, run_uci

@@ -6,10 +6,14 @@ on a ``job.SearchJob`` thread, so ``stop``, ``isready`` and ``quit`` are
 answered while searching. ``stop``, ``ponderhit`` and ``quit`` wait for the
 search's ``bestmove``, so the GUI's next ``position``/``go`` always finds the
 engine idle. Any line the engine cannot act on -- malformed, an unknown
-command or option, an illegal move or bad FEN in ``position``, a state
-change while searching -- is answered with ``info string error ...`` and
-otherwise ignored (a rejected ``position`` leaves the previous position in
-place); nothing a GUI sends ends the process except ``quit`` and end of input.
+command or option, an illegal move or bad FEN in ``position`` -- is
+answered with ``info string error ...`` and otherwise ignored (a rejected
+``position`` leaves the previous position in place); nothing a GUI sends ends
+the process except ``quit`` and end of input. A state change (``position``,
+``go``, ``ucinewgame``, ``setoption``) that arrives during a search acts
+after it, as in Stockfish: a search with a visit or time limit runs to its
+end first, one that only ``stop`` would end is stopped (its ``bestmove``
+comes first either way), so piped input with no waits is never dropped.
 
 Options (``setoption name <N> value <V>``):
 
@@ -195,9 +199,26 @@ class UciEngine:
             self.debug = command.on
         elif isinstance(command, Register):
             pass
-        elif self.searching:
-            raise UciError(f"{type(command).__name__.lower()} is not allowed during a search; send stop first")
-        elif isinstance(command, UciNewGame):
+        else:
+            if self.searching:
+                self._end_search_before(command)
+            self._change_state(command)
+        return True
+
+    def _end_search_before(self, command: Command) -> None:
+        """A state change (``position``, ``go``, ``ucinewgame``, ``setoption``)
+        arriving during a search acts after it, as Stockfish does: a search with
+        a visit or time limit runs to its end; one that only ``stop`` ends
+        (``infinite``, ``ponder``, no limit) is stopped. Its ``bestmove`` comes first."""
+        assert self._job is not None
+        if self._job.ends_by_itself:
+            self._job.wait()
+        if self.debug:
+            self.emit(format_info_string(f"{type(command).__name__.lower()} after the search in progress"))
+        self._finish_search()
+
+    def _change_state(self, command: Command) -> None:
+        if isinstance(command, UciNewGame):
             self._game = core.Game()
             if self._search is not None:
                 self._search.forget(0)
@@ -207,7 +228,6 @@ class UciEngine:
             self._set_option(command)
         elif isinstance(command, Go):
             self._go(command, started=time.monotonic())
-        return True
 
     def _identify(self) -> None:
         self.emit(f"id name chesszero {chesszero.__version__} ({self._source.label})")

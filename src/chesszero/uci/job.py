@@ -44,7 +44,7 @@ from chesszero.uci.protocol import (
     value_to_cp,
     value_to_wdl,
 )
-from chesszero.uci.timeman import SearchPlan
+from chesszero.uci.timeman import MAX_VISITS, SearchPlan
 
 INFO_INTERVAL_S = 1.0
 CHECK_INTERVAL_S = 0.1
@@ -159,6 +159,15 @@ class SearchJob:
     def stop(self) -> None:
         """Asks the search to finish after the current batch and waits for ``bestmove``."""
         self._stop.set()
+        self._thread.join()
+
+    @property
+    def ends_by_itself(self) -> bool:
+        """True when a visit or time limit ends the search without ``stop``."""
+        return not self.plan.until_stop and (self.plan.visits < MAX_VISITS or self.plan.seconds is not None)
+
+    def wait(self) -> None:
+        """Waits for the search to end by itself (its ``bestmove`` written)."""
         self._thread.join()
 
     def _run(self) -> None:

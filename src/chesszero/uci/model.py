@@ -3,7 +3,7 @@
 An ``EvaluatorSource`` builds an evaluator for a number of inference threads:
 
 - ``source_from_path(path)``: an ONNX artifact loaded by
-  ``evaluate.engine_player.load_evaluator`` (published artifacts through the
+  ``publish.loading.load_evaluator`` (published artifacts through the
   publish package; plain ONNX networks with a warning; another encoding
   version refused).
 - ``source_from_evaluator(evaluator)``: an evaluator object (tests, embedding);
@@ -22,7 +22,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from chesszero.evaluate.engine_player import load_evaluator
+from chesszero import core
+from chesszero.publish.loading import load_evaluator
 from chesszero.search.evaluators import Evaluator, UniformEvaluator
 
 
@@ -37,11 +38,40 @@ class EvaluatorSource:
     """Remarks collected while building (sent as ``info string``)."""
 
 
+def check_onnx_signature(file: Path) -> None:
+    """A quick check at startup (``onnx`` only, no torch or runtime session):
+    ValueError naming `file` unless it is an ONNX network taking planes
+    ``[N, NUM_PLANES, 8, 8]`` to two outputs ``[N, NUM_ACTIONS]`` and ``[N, 3]``.
+    The full validation (metadata, encoding version) runs with the load."""
+    import onnx
+
+    try:
+        model = onnx.load(str(file), load_external_data=False)
+    except Exception as error:  # protobuf raises its own types for junk
+        raise ValueError(f"{file}: not an ONNX model ({type(error).__name__}: {error})") from error
+
+    def dims(value: onnx.ValueInfoProto) -> list[int | str]:
+        shape = value.type.tensor_type.shape.dim
+        return [d.dim_value if d.HasField("dim_value") else (d.dim_param or "?") for d in shape]
+
+    inputs = [v for v in model.graph.input if v.name not in {i.name for i in model.graph.initializer}]
+    want_in = [int(core.NUM_PLANES), 8, 8]
+    if len(inputs) != 1 or dims(inputs[0])[1:] != want_in:
+        raise ValueError(f"{file}: expected one input [N, {', '.join(map(str, want_in))}], "
+                         f"got {[dims(v) for v in inputs]}")
+    outs = [dims(v)[1:] for v in model.graph.output]
+    if outs != [[int(core.NUM_ACTIONS)], [3]]:
+        raise ValueError(f"{file}: expected outputs [N, {core.NUM_ACTIONS}] and [N, 3], "
+                         f"got {[dims(v) for v in model.graph.output]}")
+
+
 def source_from_path(path: str | Path) -> EvaluatorSource:
-    """An ONNX artifact file (module docstring); ValueError when it does not exist."""
+    """An ONNX artifact file (module docstring); ValueError when it does not
+    exist or is not an ONNX network of the right signature."""
     file = Path(path)
     if not file.is_file():
         raise ValueError(f"model file not found: {str(path)!r}")
+    check_onnx_signature(file)
     warnings: list[str] = []
     return EvaluatorSource(
         label=file.name,

@@ -4,7 +4,8 @@ and calls into the package; no chess or learning logic lives in this file.
 Subcommands: ``demo``, ``perft`` (native core), ``selfplay`` (one actor ->
 a Parquet shard), ``train`` (one training quantum), ``publish`` (checkpoint
 -> gated artifact), ``uci`` (play the network), ``ladder`` (delegates to
-``chesszero.evaluate.ladder``), ``bench`` (delegates to
+``chesszero.evaluate.ladder``), ``campaign``, ``grow`` (checkpoint -> larger
+network, same outputs), ``bench`` (delegates to
 ``benchmarks/run_all.py`` of a source checkout).
 
 Bad input (a ``ValueError`` or a missing file, and argument errors) is one
@@ -19,22 +20,11 @@ import runpy
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import NoReturn
 
-
-class UsageError(ValueError):
-    """An argument error, reported as one line (``prog: error: message``)."""
-
-    def __init__(self, prog: str, message: str) -> None:
-        super().__init__(message)
-        self.prog = prog
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse with one-line errors (subparsers inherit the class)."""
-
-    def error(self, message: str) -> NoReturn:
-        raise UsageError(self.prog, f"{message} (see {self.prog} --help)")
+from chesszero.cli import campaign as campaign_cli
+from chesszero.cli import grow as grow_cli
+from chesszero.cli import ladder as ladder_cli
+from chesszero.cli.common import UsageError, _Parser
 
 
 def _recipe_arguments(p: argparse.ArgumentParser) -> None:
@@ -86,14 +76,20 @@ def _publish(args: argparse.Namespace) -> int:
     cfg = _load_recipe(args)
     if not args.checkpoint.is_file():
         raise ValueError(f"checkpoint not found: {str(args.checkpoint)!r}")
+    from chesszero.publish.calibration import random_play_set, tuning_set_from_replay
+
     calib = load_calibration_set(args.calibration, limit=cfg.publish.calibration_positions)
+    n = cfg.publish.calibration_positions
+    tune = (tuning_set_from_replay(args.tune_replay, limit=n, seed=args.seed) if args.tune_replay is not None
+            else random_play_set(n, seed=args.seed))
     settings = PublishSettings.from_config(cfg.publish, precision=Precision(args.precision))
     with Console(stderr=True).status(f"publishing {args.checkpoint} -> {args.out}"):
-        result = publish(args.checkpoint, args.out, calib, settings=settings, state_path=args.state)
+        result = publish(args.checkpoint, args.out, calib, settings=settings, state_path=args.state, tune=tune)
     gate = result.gate
     print(json.dumps({
         "activated": result.activated,
         "artifact": str(gate.path),
+        "tuned_on": tune.source,
         "fidelity": gate.report.summary() if gate.report else None,
         "failures": list(gate.report.failures) if gate.report else [],
         "error": gate.error,
@@ -149,12 +145,6 @@ def _uci(args: argparse.Namespace) -> int:
                    parallel_leaves=args.parallel_leaves, seed=args.seed)
 
 
-def _ladder(argv: Sequence[str]) -> int:
-    from chesszero.evaluate.ladder import main as ladder_main
-
-    return ladder_main(list(argv))
-
-
 def _bench(argv: Sequence[str]) -> int:
     from chesszero.config import REPO_ROOT
 
@@ -164,14 +154,7 @@ def _bench(argv: Sequence[str]) -> int:
     return int(runpy.run_path(str(script))["main"](list(argv)))
 
 
-def _campaign(argv: Sequence[str]) -> int:
-    from chesszero.campaign.__main__ import main as campaign_main
-
-    return campaign_main(list(argv))
-
-
-DELEGATED: dict[str, Callable[[Sequence[str]], int]] = {"ladder": _ladder, "bench": _bench,
-                                                        "campaign": _campaign}
+DELEGATED: dict[str, Callable[[Sequence[str]], int]] = {"bench": _bench}
 """Subcommands whose arguments belong to another parser (passed through verbatim)."""
 
 
@@ -235,7 +218,11 @@ def build_parser() -> argparse.ArgumentParser:
     pub.add_argument("--precision", choices=["int8", "fp32"], default="int8",
                      help="artifact gated and activated (default: int8)")
     pub.add_argument("--calibration", type=Path, default=Path("data/calibration/positions.jsonl"),
-                     help="calibration positions (default: data/calibration/positions.jsonl)")
+                     help="the fidelity gate's positions (default: data/calibration/positions.jsonl)")
+    pub.add_argument("--tune-replay", type=Path, default=None,
+                     help="replay store whose rows set activation ranges and QAT "
+                     "(default: seeded random-play positions; never the gate's)")
+    pub.add_argument("--seed", type=int, default=0, help="seed of the tuning positions")
     pub.set_defaults(func=_publish)
 
     uci = sub.add_parser("uci", help="a UCI engine on stdin/stdout")
@@ -246,14 +233,12 @@ def build_parser() -> argparse.ArgumentParser:
     uci.add_argument("--seed", type=int, default=0)
     uci.set_defaults(func=_uci)
 
-    # Delegated: everything after the command name goes to the owner's parser.
-    sub.add_parser("ladder", add_help=False,
-                   help="calibrate or show the rating ladder (chesszero ladder --help)")
+    ladder_cli.add_parser(sub)
+    campaign_cli.add_parser(sub)
+    grow_cli.add_parser(sub)
+    # Delegated: everything after the command name goes to the benchmark runner's parser.
     sub.add_parser("bench", add_help=False,
                    help="run every benchmark, write reports/bench (chesszero bench --help)")
-
-    sub.add_parser("campaign", add_help=False,
-                   help="run, resume or inspect a campaign (chesszero campaign run|status --help)")
 
     return parser
 
@@ -275,7 +260,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             except SystemExit as done:  # the owner's argparse already printed its message
                 return done.code if isinstance(done.code, int) else int(done.code is not None)
         args = parser.parse_args(argv)
-        prog = f"{parser.prog} {args.command}"
+        prog = " ".join([parser.prog, args.command, *[c for c in (getattr(args, "ladder_command", None),
+                                                                    getattr(args, "campaign_command", None)) if c]])
         return int(args.func(args))
     except UsageError as exc:
         return _error(exc.prog, str(exc))

@@ -2,7 +2,7 @@
 
 ``reference_action_triples`` is the independent SPEC 3 enumeration of
 ``encoding_reference``, used to cross-check the native core and, until the
-core is built, to give test networks a table.  ``test_table`` prefers the core.
+core is built, to give test networks a table.  ``reference_table`` prefers the core.
 """
 
 from __future__ import annotations
@@ -40,28 +40,12 @@ def one_thread() -> Iterator[None]:
     torch.set_num_threads(before)
 
 
-def test_table() -> ActionTable:
+def reference_table() -> ActionTable:
     """The core's action table, or the reference derivation while the core is unbuilt."""
     if core_available():
         return core_action_table()
     return ActionTable.from_triples(reference_action_triples())
 
-
-test_table.__test__ = False  # type: ignore[attr-defined]
-
-
-def test_reference_enumeration_counts() -> None:
-    triples = reference_action_triples()
-    assert len(triples) == 1880
-    assert sum(1 for t in triples if t[2] is not None) == 88
-
-
-@requires_core
-def test_core_action_table_matches_reference() -> None:
-    from chesszero import core
-
-    assert core.NUM_ACTIONS == 1880
-    assert [tuple(core.action_info(a)) for a in range(1880)] == reference_action_triples()
 
 
 NO_CASTLING_FEN = "r3k2r/pppq1ppp/2npbn2/4p3/4P3/2NPBN2/PPPQ1PPP/R3K2R w - - 4 9"

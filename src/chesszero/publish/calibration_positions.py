@@ -25,7 +25,7 @@ from pathlib import Path
 
 import chess
 
-from chesszero.evaluate.openings import verify_sha256, write_sha256
+from chesszero.fsio import verify_sha256, write_sha256
 
 DEFAULT_POSITIONS = Path("data/calibration/positions.jsonl")
 EXPECTED_COUNT = 516

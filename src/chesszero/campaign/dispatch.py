@@ -1,0 +1,140 @@
+"""The one phase loop of a campaign, shared by the Prefect flow and ``--no-prefect``.
+
+The durable campaign state says which phase comes next; ``drive`` runs it
+through two executors it is given: a ``StageRunner`` for the phase functions
+of ``runner`` (in this process, or as Prefect tasks by ``flow``) and an
+``ActorRunner`` for the self-play actor jobs (one after another here, mapped
+over the flow's task runner there). Progress goes to an ``Observer``
+(``progress.Reporter`` draws it). Stopping (Ctrl-C, kill -9) anywhere and
+running the same command again resumes from the saved phase.
+"""
+
+from __future__ import annotations
+
+import enum
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from chesszero.campaign import runner
+from chesszero.campaign.context import Campaign
+from chesszero.campaign.selfplay_stage import ActorJob, run_actor_job
+from chesszero.campaign.state import CampaignState, Phase
+
+Metrics = dict[str, float]
+
+
+@dataclass(frozen=True)
+class Limits:
+    """How long the campaign runs: generations and/or wall hours (None: the recipe's)."""
+
+    generations: int | None = None
+    hours: float | None = None
+
+
+class Stage(enum.Enum):
+    """A unit of work the loop hands to the stage runner (its value names the task)."""
+
+    BOOTSTRAP = "bootstrap"
+    FINISH_SELFPLAY = "finish self-play"
+    MATERIALIZE = "materialize"
+    TRAIN = "train quantum"
+    PUBLISH = "publish"
+    RESIGN = "resignation"
+    EVALUATE = "evaluate"
+
+
+_STAGE_OF_PHASE = {Phase.MATERIALIZE: Stage.MATERIALIZE, Phase.TRAIN: Stage.TRAIN, Phase.PUBLISH: Stage.PUBLISH,
+                   Phase.RESIGN: Stage.RESIGN, Phase.EVALUATE: Stage.EVALUATE}
+
+
+def run_stage(campaign: Campaign, stage: Stage, args: dict[str, Any]) -> Metrics:
+    """Runs one stage in this process (a Prefect task body calls this too)."""
+    if stage is Stage.BOOTSTRAP:
+        runner.bootstrap(campaign)
+        return {}
+    if stage is Stage.FINISH_SELFPLAY:
+        return runner.finish_selfplay(campaign, float(args["started"]))
+    if stage is Stage.MATERIALIZE:
+        return runner.materialize(campaign)
+    if stage is Stage.TRAIN:
+        return runner.train_quantum(campaign, runner.overlap_player(campaign))
+    if stage is Stage.PUBLISH:
+        return runner.publish(campaign)
+    if stage is Stage.RESIGN:
+        return runner.resign(campaign)
+    return runner.evaluate(campaign, generations=args.get("generations"), hours=args.get("hours"))
+
+
+StageRunner = Callable[[Stage, dict[str, Any]], Metrics]
+"""Runs a stage with its keyword arguments (JSON-able values) and returns its metrics."""
+
+ActorRunner = Callable[[list[ActorJob], Callable[[int], None]], None]
+"""Runs the actor jobs, calling the second argument with the positions each job wrote."""
+
+
+class Observer(Protocol):
+    def selfplay(self, generation: int, positions: int) -> None: ...
+
+    def advance_positions(self, n: int) -> None: ...
+
+    def phase(self, name: str, metrics: Metrics) -> None: ...
+
+    def generation_done(self, generation: int) -> None: ...
+
+
+class Silent:
+    """An observer that shows nothing."""
+
+    def selfplay(self, generation: int, positions: int) -> None:
+        pass
+
+    def advance_positions(self, n: int) -> None:
+        pass
+
+    def phase(self, name: str, metrics: Metrics) -> None:
+        pass
+
+    def generation_done(self, generation: int) -> None:
+        pass
+
+
+def drive(campaign: Campaign, limits: Limits, stages: StageRunner, actors: ActorRunner,
+          observer: Observer | None = None) -> CampaignState:
+    """Runs (or resumes) the campaign until its limits; returns the final state."""
+    observer = observer or Silent()
+    stages(Stage.BOOTSTRAP, {})
+    state = campaign.load_state()
+    while True:
+        g, phase = state.generation, state.phase
+        if phase is Phase.SELFPLAY:
+            if not runner.budget_left(campaign, state, generations=limits.generations, hours=limits.hours):
+                break
+            started = time.time()
+            jobs = runner.plan(campaign)
+            observer.selfplay(g, sum(j.positions for j in jobs))
+            actors(jobs, observer.advance_positions)
+            observer.phase("self-play", stages(Stage.FINISH_SELFPLAY, {"started": started}))
+        else:
+            stage = _STAGE_OF_PHASE[phase]
+            args = {"generations": limits.generations, "hours": limits.hours} if stage is Stage.EVALUATE else {}
+            observer.phase(stage.value, stages(stage, args))
+            if stage is Stage.EVALUATE:
+                observer.generation_done(g)
+        state = campaign.load_state()
+    return state
+
+
+def run_actors_here(jobs: list[ActorJob], advance: Callable[[int], None]) -> None:
+    for job in jobs:
+        advance(sum(s.positions for s in run_actor_job(job)))
+
+
+def run_local(campaign: Campaign, limits: Limits = Limits(), observer: Observer | None = None) -> CampaignState:
+    """The campaign in this process, without Prefect (``--no-prefect``)."""
+    return drive(campaign, limits, lambda stage, args: run_stage(campaign, stage, args), run_actors_here, observer)
+
+
+__all__ = ["ActorRunner", "Limits", "Metrics", "Observer", "Silent", "Stage", "StageRunner", "drive", "run_local",
+           "run_stage"]
