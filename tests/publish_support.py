@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import random
 from collections.abc import Iterator
 
 import numpy as np
@@ -21,7 +20,11 @@ import torch
 
 from chesszero import core
 from chesszero.model import ChessNet
-from chesszero.publish.calibration import CalibrationSet, calibration_set_from_games
+from chesszero.publish.calibration import (
+    CalibrationSet,
+    calibration_set_from_games,
+    random_positions,
+)
 
 
 @contextlib.contextmanager
@@ -44,19 +47,8 @@ def one_thread() -> Iterator[None]:
 
 
 def random_games(n: int, seed: int = 0, max_plies: int = 80) -> list[core.Game]:
-    """``n`` unfinished games after 0..max_plies random legal moves."""
-    rng = random.Random(seed)
-    games: list[core.Game] = []
-    while len(games) < n:
-        game = core.Game()
-        for _ in range(rng.randint(0, max_plies)):
-            actions = game.legal_actions()
-            if len(actions) == 0 or game.outcome() is not None:
-                break
-            game.push_action(int(rng.choice(list(actions))))
-        if game.outcome() is None and len(game.legal_actions()) > 0:
-            games.append(game)
-    return games
+    """``n`` unfinished games after 0..max_plies random legal moves (``publish.calibration.random_positions``)."""
+    return random_positions(n, seed=seed, max_plies=max_plies)
 
 
 @functools.cache

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 import pytest
+from search_support import hashed_answers as _answers
 
 from chesszero import _core, core
 from chesszero.search import SearchOptions
@@ -40,17 +41,6 @@ FENS = [
     "6k1/5ppp/8/8/8/8/5PPP/R5K1 w - - 0 1",
     "8/8/8/4k3/8/8/4P3/4K3 w - - 0 1",
 ]
-
-
-def _answers(planes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Deterministic, position-dependent logits and WDL for a batch of planes."""
-    n = planes.shape[0]
-    seeds = planes.reshape(n, -1).astype(np.float64) @ np.linspace(0.1, 3.0, 52 * 64)
-    logits = np.sin(np.outer(seeds, np.arange(1, 1881) * 1e-3)).astype(np.float32) * 3
-    w = (np.sin(seeds) + 1) / 4
-    wdl = np.stack([w, 1 - 2 * w, w * 0.5], axis=1)
-    wdl /= wdl.sum(axis=1, keepdims=True)
-    return logits, wdl.astype(np.float32)
 
 
 def _games() -> list[core.Game]:

@@ -6,6 +6,7 @@ import hashlib
 
 import numpy as np
 import pytest
+from search_support import hashed_answers as _hashed
 
 from chesszero import _core, core
 from chesszero.search import (
@@ -39,17 +40,6 @@ def _winning_for_side_to_move(planes: np.ndarray) -> tuple[np.ndarray, np.ndarra
     then has Q = -discount from its parent's side."""
     n = planes.shape[0]
     return np.zeros((n, 1880), np.float32), np.tile(np.array([1, 0, 0], np.float32), (n, 1))
-
-
-def _hashed(planes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Deterministic, position-dependent logits and WDL."""
-    n = planes.shape[0]
-    seeds = planes.reshape(n, -1).astype(np.float64) @ np.linspace(0.1, 3.0, 52 * 64)
-    logits = np.sin(np.outer(seeds, np.arange(1, 1881) * 1e-3)).astype(np.float32) * 3
-    w = (np.sin(seeds) + 1) / 4
-    wdl = np.stack([w, 1 - 2 * w, w * 0.5], axis=1)
-    wdl /= wdl.sum(axis=1, keepdims=True)
-    return logits, wdl.astype(np.float32)
 
 
 @pytest.mark.parametrize("colour", ["white", "black"])

@@ -24,7 +24,7 @@ from chesszero import core
 from chesszero.publish.calibration_positions import DEFAULT_POSITIONS, load_positions
 
 __all__ = ["CalibrationSet", "calibration_set_from_games", "load_calibration_set", "random_play_set",
-           "tuning_set_from_replay"]
+           "random_positions", "tuning_set_from_replay"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -132,9 +132,8 @@ def tuning_set_from_replay(store_path: str | Path, *, limit: int, seed: int) -> 
     return CalibrationSet(planes=planes, legal=legal, sha256=digest, source=source)
 
 
-def random_play_set(n: int, *, seed: int, max_plies: int = 80) -> CalibrationSet:
-    """`n` unfinished positions after 0..`max_plies` seeded random legal moves
-    (the tuning set before a campaign has replay rows)."""
+def random_positions(n: int, *, seed: int = 0, max_plies: int = 80) -> list[core.Game]:
+    """`n` unfinished games after 0..`max_plies` seeded random legal moves."""
     import random
 
     rng = random.Random(seed)
@@ -142,11 +141,17 @@ def random_play_set(n: int, *, seed: int, max_plies: int = 80) -> CalibrationSet
     while len(games) < n:
         game = core.Game()
         for _ in range(rng.randint(0, max_plies)):
-            moves = game.legal_uci()
-            if not moves:
+            actions = game.legal_actions()
+            if len(actions) == 0 or game.outcome() is not None:
                 break
-            game.push_uci(rng.choice(moves))
-        if not game.is_game_over():
+            game.push_action(int(rng.choice(list(actions))))
+        if game.outcome() is None and len(game.legal_actions()) > 0:
             games.append(game)
+    return games
+
+
+def random_play_set(n: int, *, seed: int, max_plies: int = 80) -> CalibrationSet:
+    """`random_positions` encoded: the tuning set before a campaign has replay rows."""
+    games = random_positions(n, seed=seed, max_plies=max_plies)
     return calibration_set_from_games(games, source=f"random play: {n} positions, seed {seed}")
 
