@@ -49,6 +49,8 @@ def test_tuning_rows_come_from_the_replay_store_seeded(tmp_path: Path) -> None:
     empty.close()
     with pytest.raises(ValueError, match="empty.bin: the replay store has no rows"):
         tuning_set_from_replay(tmp_path / "empty.bin", limit=4, seed=0)
+    with pytest.raises(ValueError, match="replay store not found: .*missing.bin"):
+        tuning_set_from_replay(tmp_path / "missing.bin", limit=4, seed=0)
 
 
 def test_random_play_set_is_seeded_and_unfinished() -> None:

@@ -114,6 +114,8 @@ def tuning_set_from_replay(store_path: str | Path, *, limit: int, seed: int) -> 
     from chesszero.replay.layout import unpack_legal
 
     path = Path(store_path)
+    if not path.is_file():
+        raise ValueError(f"replay store not found: {str(path)!r}")
     if limit < 1:
         raise ValueError(f"tuning set size must be >= 1, got {limit}")
     with ReplayStore.open(path, readonly=True) as store:
