@@ -180,6 +180,13 @@ class UciEngine:
     def searching(self) -> bool:
         return self._job is not None and self._job.running
 
+    def root_moves(self) -> list[tuple[str, float, float]]:
+        """(move, visits, prior) at the root of the last search, most visited
+        first; empty before any search. Only while no search runs."""
+        if self.searching:
+            raise RuntimeError("root_moves() during a search")
+        return [] if self._search is None else self._search.root_moves(0)
+
     def _dispatch(self, command: Command) -> bool:
         if isinstance(command, Quit):
             self._finish_search()

@@ -1,0 +1,31 @@
+// Builds the page into ../src/chesszero/web/static/dist (served by `chesszero web`,
+// shipped in the wheel) and the encoder check into build/ (for the test suite).
+import { build } from 'esbuild';
+import { copyFileSync, mkdirSync, rmSync } from 'node:fs';
+
+const dist = '../src/chesszero/web/static/dist';
+rmSync(dist, { recursive: true, force: true });
+mkdirSync(dist, { recursive: true });
+await build({
+  entryPoints: { app: 'src/main.js' },
+  bundle: true,
+  format: 'esm',
+  target: 'es2022',
+  minify: true,
+  sourcemap: false,
+  outdir: dist,
+  logLevel: 'warning',
+});
+// ONNX Runtime's WebAssembly backend (single-threaded SIMD build) beside the bundle.
+for (const file of ['ort-wasm-simd-threaded.wasm', 'ort-wasm-simd-threaded.mjs']) {
+  copyFileSync(`node_modules/onnxruntime-web/dist/${file}`, `${dist}/${file}`);
+}
+await build({
+  entryPoints: ['src/encoder_check.js'],
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node18',
+  outfile: 'build/encoder-check.mjs',
+  logLevel: 'warning',
+});
