@@ -7,14 +7,22 @@ build and finds it missing fails with that instruction rather than skipping.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import shutil
+import socket
 import subprocess
+import tempfile
+import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+
+from chesszero.publish.calibration_positions import DEFAULT_POSITIONS
+from chesszero.web import ServedModel
 
 ROOT = Path(__file__).resolve().parents[1]
 ENCODER_CHECK = ROOT / "web" / "build" / "encoder-check.mjs"
@@ -41,3 +49,48 @@ def node_encode(games: Sequence[dict], *, timeout: float = 300) -> list[dict]:
                           capture_output=True, text=True, timeout=timeout)
     assert done.returncode == 0, done.stderr
     return [json.loads(line) for line in done.stdout.splitlines()]
+
+
+@functools.cache
+def published() -> Path:
+    """A briefly trained 2x16 network published by the real pipeline (INT8 and
+    FP32 artifacts with their golden files) into a temporary folder, once per session."""
+    from publish_support import calibration, torch_threads, trained_net
+
+    from chesszero.publish import PublishSettings, load_calibration_set, publish
+    from chesszero.publish.quantize import QatSettings
+
+    out = Path(tempfile.mkdtemp(prefix="cz-web-")) / "gen_0003"
+    with torch_threads(1):
+        publish(trained_net(), out, load_calibration_set(ROOT / DEFAULT_POSITIONS, limit=64),
+                settings=PublishSettings(qat=QatSettings(steps=0)), tune=calibration(64))
+    return out
+
+
+class ServerThread:
+    """``chesszero web``'s app for `model` under uvicorn on a free local port, in a thread."""
+
+    def __init__(self, model: ServedModel) -> None:
+        import uvicorn
+
+        from chesszero.web import create_app
+
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            self.port = probe.getsockname()[1]
+        self.url = f"http://127.0.0.1:{self.port}/"
+        self.server = uvicorn.Server(uvicorn.Config(create_app(model), host="127.0.0.1", port=self.port,
+                                                    log_level="warning", lifespan="on"))
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    def __enter__(self) -> ServerThread:
+        self.thread.start()
+        deadline = time.monotonic() + 30
+        while not self.server.started:
+            assert self.thread.is_alive() and time.monotonic() < deadline, "the web server did not start"
+            time.sleep(0.02)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=30)

@@ -192,6 +192,7 @@ function refuse(failures) {
   state.failures = failures;
   setStatus('Encoding self-check FAILED: this page will not play, because its encoding or runtime does not reproduce '
     + 'the values published with the model.', 'error');
+  board.redrawAll();
   const list = $('failures');
   for (const f of failures.slice(0, 12)) {
     const item = document.createElement('li');
@@ -245,6 +246,7 @@ async function start() {
       return;
     }
     state.selfCheck = 'passed';
+    board.redrawAll(); // the header above the board has grown: chessground must measure it again
     $('check').textContent = `Self-check passed: ${check.checked} positions, planes and legal moves identical, `
       + `max policy difference ${check.worst.policy.toExponential(1)}, max WDL difference ${check.worst.wdl.toExponential(1)} `
       + `(tolerance ${golden.tolerance.policy}/${golden.tolerance.wdl}, ${golden.precision}).`;
