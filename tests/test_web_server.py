@@ -8,12 +8,15 @@ import hashlib
 import io
 import json
 import shutil
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pytest
-from starlette.testclient import TestClient
-from web_support import planes_sha256, published
+from web_support import ServerThread, planes_sha256, published
 
 from chesszero import core
 from chesszero.campaign.context import CampaignPaths
@@ -24,7 +27,7 @@ from chesszero.publish.calibration_positions import DEFAULT_POSITIONS, load_posi
 from chesszero.publish.golden import GOLDEN_POSITIONS, TOLERANCE, TOP_K, golden_path
 from chesszero.publish.loading import load_evaluator
 from chesszero.uci import run_uci
-from chesszero.web import choose_model, create_app
+from chesszero.web import choose_model
 
 
 def replay(start_fen: str, moves: list[str] | tuple[str, ...]) -> core.Game:
@@ -103,13 +106,48 @@ def test_command_line_errors_name_the_input(tmp_path: Path, capsys: pytest.Captu
     assert "--port" in capsys.readouterr().err
 
 
+@dataclass(frozen=True)
+class Reply:
+    status_code: int
+    content: bytes
+
+    @property
+    def text(self) -> str:
+        return self.content.decode()
+
+    def json(self) -> object:
+        return json.loads(self.content)
+
+
+class Client:
+    """GET and POST (JSON) against a running server."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url.rstrip("/")
+
+    def _send(self, request: urllib.request.Request) -> Reply:
+        try:
+            with urllib.request.urlopen(request, timeout=120) as response:
+                return Reply(response.status, response.read())
+        except urllib.error.HTTPError as error:
+            return Reply(error.code, error.read())
+
+    def get(self, path: str) -> Reply:
+        return self._send(urllib.request.Request(self.url + path))
+
+    def post(self, path: str, body: object) -> Reply:
+        data = json.dumps(body).encode()
+        return self._send(urllib.request.Request(self.url + path, data=data, method="POST",
+                                                 headers={"content-type": "application/json"}))
+
+
 @pytest.fixture(scope="module")
-def client() -> TestClient:
-    with TestClient(create_app(choose_model(model=published() / "int8.onnx"))) as c:
-        yield c
+def client() -> Iterator[Client]:
+    with ServerThread(choose_model(model=published() / "int8.onnx")) as server:
+        yield Client(server.url)
 
 
-def test_the_api_serves_the_page_the_model_and_its_golden_file(client: TestClient) -> None:
+def test_the_api_serves_the_page_the_model_and_its_golden_file(client: Client) -> None:
     assert "chesszero" in client.get("/").text
     assert client.get("/model.onnx").content == (published() / "int8.onnx").read_bytes()
     assert client.get("/golden.json").json()["artifact"] == "int8.onnx"
@@ -118,9 +156,9 @@ def test_the_api_serves_the_page_the_model_and_its_golden_file(client: TestClien
     assert client.get("/static/dist/app.js").status_code == 200
 
 
-def test_server_thinking_is_the_uci_engines_search(client: TestClient) -> None:
+def test_server_thinking_is_the_uci_engines_search(client: Client) -> None:
     moves = ["e2e4", "e7e5", "g1f3"]
-    answer = client.post("/api/think", json={"moves": moves, "visits": 48}).json()
+    answer = client.post("/api/think", {"moves": moves, "visits": 48}).json()
     out = io.StringIO()
     run_uci(str(published() / "int8.onnx"), 48, 1,
             io.StringIO(f"position startpos moves {' '.join(moves)}\ngo nodes 48\nquit\n"), out)
@@ -140,7 +178,7 @@ def test_server_thinking_is_the_uci_engines_search(client: TestClient) -> None:
     ({"start_fen": "not a fen"}, "not a fen"),
     ({"start_fen": "7k/5QQ1/8/8/8/8/8/K7 b - - 0 1"}, "the game is over"),
 ])
-def test_bad_requests_get_400_naming_the_field(client: TestClient, body: dict, error: str) -> None:
-    response = client.post("/api/think", json=body)
+def test_bad_requests_get_400_naming_the_field(client: Client, body: dict, error: str) -> None:
+    response = client.post("/api/think", body)
     assert response.status_code == 400
     assert error in response.json()["error"]
