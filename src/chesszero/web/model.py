@@ -2,8 +2,10 @@
 
 ``choose_model`` takes the ``chesszero web`` options: ``--model FILE`` serves
 that artifact; ``--campaign NAME`` the campaign's active artifact (from its
-durable state, ``runs/<NAME>/state.json``); neither, the active artifact of
-the most recently updated campaign under ``runs/``. The rating is the latest
+durable state, ``runs/<NAME>/state.json``); ``--registry NAME`` the version
+of a registered model that MLflow's ``active`` alias names (``registry``);
+none of them, the active artifact of the most recently updated campaign
+under ``runs/``. The rating is the latest
 ladder summary (``evals/gen_NNNN/summary.txt``) written since that artifact
 became active. A published artifact carries its golden file
 (``publish.golden``); one published before golden files existed gets it
@@ -88,18 +90,26 @@ def _with_golden(path: Path) -> tuple[Path, bool]:
     return export_golden(path, source), True
 
 
-def choose_model(*, root: Path = Path("."), campaign: str | None = None, model: Path | None = None) -> ServedModel:
+def choose_model(*, root: Path = Path("."), campaign: str | None = None, model: Path | None = None,
+                 registry: str | None = None) -> ServedModel:
     """The artifact to serve (module docstring); ValueError naming what is missing or unusable."""
-    if campaign is not None and model is not None:
-        raise ValueError("give --campaign or --model, not both")
+    if sum(x is not None for x in (campaign, model, registry)) > 1:
+        raise ValueError("give one of --campaign, --model and --registry")
     root = root.resolve()
     if model is not None:
         path, where = Path(model), None
+    elif registry is not None:
+        from chesszero.web.registry import registry_model
+
+        found = registry_model(root, registry)
+        path, where = found.path, (f"{found.name} v{found.version}",
+                                   f"MLflow model {found.name} version {found.version} (alias active)",
+                                   found.generation, found.rating)
     else:
         name = campaign or latest_campaign(root)
         path, state, paths = _campaign_artifact(root, name)
         generation = state.active_generation
-        where = (name, generation, rating_text(paths, generation))
+        where = (name, f"campaign {name}", generation, rating_text(paths, generation))
     if not path.is_file():
         raise ValueError(f"model file not found: {str(path)!r}")
     meta = load_artifact(path).metadata  # ArtifactError (a ValueError) names the file
@@ -108,8 +118,8 @@ def choose_model(*, root: Path = Path("."), campaign: str | None = None, model: 
     if where is None:
         label, detail = path.name, f"{path} · {network} · not from a campaign (no generation or rating)"
     else:
-        name, generation, rating = where
+        name, source, generation, rating = where
         gen = "initial network" if generation is None else f"generation {generation}"
         label = f"{name}, {gen}"
-        detail = f"campaign {name} · {gen} · {network} · {rating} · {path}"
+        detail = f"{source} · {gen} · {network} · {rating} · {path}"
     return ServedModel(path=path, golden=golden, label=label, detail=detail, golden_written=written)
