@@ -132,3 +132,23 @@ def test_a_corrupted_golden_file_makes_the_page_refuse_to_play(browser: object, 
         click_move(page, "e7e5", white_at_bottom=False)  # and the board takes no move
         assert page.eval_on_selector_all("#moves .san", "spans => spans.length") == 0
         page.close()
+
+
+def test_watching_the_model_play_a_ladder_rung(browser: object, server: ServerThread) -> None:
+    page = open_page(browser, f"{server.url}?side=black&opponent=greedy&visits=8")
+    page.wait_for_function("window.czState.modelMoves.length >= 2 && window.czState.opponentMoves.length >= 2"
+                           " || window.czState.errors.length > 0", timeout=TIMEOUT_MS)
+    model, rung, shown = page.evaluate(
+        "[czState.modelMoves.map(m => m.uci), czState.opponentMoves.map(m => m.uci), "
+        "[...document.querySelectorAll('#moves .san')].map(s => s.dataset.uci)]")
+    assert page.evaluate("czState.errors") == []
+    assert shown[0::2] == model[: len(shown[0::2])] and shown[1::2] == rung[: len(shown[1::2])]
+    assert page.input_value("#opponent") == "greedy"
+    assert page.evaluate("window.czState.modelMoves.length") >= len(model)  # it plays on by itself
+    page.select_option("#opponent", "")  # back to a person: the new game waits for one
+    before = page.evaluate("czState.modelMoves.length")
+    page.click("#new-game")
+    page.wait_for_function(f"czState.modelMoves.length > {before} && "
+                           "document.querySelectorAll('#moves .san').length === 1", timeout=TIMEOUT_MS)
+    assert page.inner_text("#status") == "Your move."
+    page.close()

@@ -153,6 +153,9 @@ def test_the_api_serves_the_page_the_model_and_its_golden_file(client: Client) -
     assert client.get("/golden.json").json()["artifact"] == "int8.onnx"
     info = client.get("/api/info").json()
     assert info["label"] == "int8.onnx" and info["default_visits"] == 64
+    table = json.loads((REPO_ROOT / "data" / "ladder.json").read_text())
+    assert [o["name"] for o in info["opponents"]] == [r["name"] for r in table["rungs"]]
+    assert info["opponents"][0]["rating"] == table["rungs"][0]["rating"]
     assert client.get("/static/dist/app.js").status_code == 200
 
 
@@ -168,6 +171,16 @@ def test_server_thinking_is_the_uci_engines_search(client: Client) -> None:
     assert answer["moves"][0]["uci"] == answer["bestmove"]
     assert {m["uci"] for m in answer["moves"]} == set(replay(core.STARTING_FEN, moves).legal_uci())
     assert abs(sum(answer["wdl"]) - 1) < 1e-9
+
+
+def test_a_ladder_rung_answers_as_an_opponent(client: Client) -> None:
+    moves = ["e2e4", "d7d5"]
+    reply = client.post("/api/opponent", {"rung": "greedy", "moves": moves}).json()
+    assert reply == {"move": "e4d5"}  # greed takes the pawn
+    assert client.post("/api/opponent", {"rung": "random", "moves": moves}).json()["move"] in \
+        replay(core.STARTING_FEN, moves).legal_uci()
+    response = client.post("/api/opponent", {"rung": "grandmaster", "moves": moves})
+    assert response.status_code == 400 and "no rung 'grandmaster'" in response.json()["error"]
 
 
 @pytest.mark.parametrize("body, error", [

@@ -3,10 +3,13 @@
 // the model thinks in this browser (search.js over ONNX Runtime Web) or on
 // the server (POST /api/think, the native search behind `chesszero uci`).
 //
+// Instead of a person, a ladder rung can take the other seat (POST
+// /api/opponent): the page then plays the game out by itself.
+//
 // URL parameters set the controls' starting values: side=white|black (the
-// human's colour), visits=N, mode=browser|server. window.czState exposes the
-// page's progress (self-check, the model's moves with their times) to the
-// browser test.
+// colour of the human or rung), visits=N, mode=browser|server, opponent=RUNG.
+// window.czState exposes the page's progress (self-check, the model's and the
+// opponent's moves, the model's with their times) to the browser test.
 
 import 'chessground/assets/chessground.base.css';
 import 'chessground/assets/chessground.brown.css';
@@ -22,13 +25,16 @@ import { checkNetwork, encodeGolden } from './selfcheck.js';
 
 const $ = (id) => document.getElementById(id);
 const params = new URLSearchParams(window.location.search);
-const state = (window.czState = { selfCheck: 'pending', failures: [], modelMoves: [], errors: [], marks: {} });
+const state = (window.czState = { selfCheck: 'pending', failures: [], modelMoves: [], opponentMoves: [], errors: [],
+  marks: {} });
 const mark = (name) => { state.marks[name] = performance.now(); };
 
 let info = null;
 let net = null;
 let game = new GameRecord();
-let human = params.get('side') === 'black' ? 'b' : 'w';
+let human = params.get('side') === 'black' ? 'b' : 'w'; // the seat of the person or the rung
+let rung = params.get('opponent') || ''; // a ladder rung in that seat, or '' for a person
+let gameId = 0; // a new game ends the moves still underway for the old one
 let thinking = false;
 let board = null;
 
@@ -40,7 +46,8 @@ function setStatus(text, kind = '') {
 
 function dests() {
   const map = new Map();
-  if (thinking || game.chess.turn() !== human || game.termination() !== null || state.selfCheck !== 'passed') return map;
+  if (rung || thinking || game.chess.turn() !== human || game.termination() !== null
+    || state.selfCheck !== 'passed') return map;
   for (const m of game.legalMoves()) {
     if (!map.has(m.from)) map.set(m.from, []);
     if (!map.get(m.from).includes(m.to)) map.get(m.from).push(m.to);
@@ -131,6 +138,7 @@ async function thinkOnServer(visits) {
 
 async function modelMove() {
   if (game.termination() !== null || game.chess.turn() === human) return;
+  const id = gameId;
   thinking = true;
   redraw();
   const mode = $('mode').value;
@@ -138,17 +146,47 @@ async function modelMove() {
   setStatus(`The model is thinking (${mode === 'browser' ? 'in this browser' : 'on the server'}, ${visits} visits)…`, 'busy');
   try {
     const result = mode === 'browser' ? await search(game, net, visits) : await thinkOnServer(visits);
+    if (id !== gameId) return;
     showAnalysis(result, mode);
     const made = game.push(result.best);
     state.modelMoves.push({ uci: uciOf(made), mode, visits, at: performance.now() });
-    setStatus('Your move.', 'ready');
+    setStatus(rung ? `${rung} to move…` : 'Your move.', 'ready');
   } catch (error) {
     state.errors.push(String(error.message || error));
     setStatus(`The model could not move: ${error.message || error}`, 'error');
+    return;
   } finally {
-    thinking = false;
-    redraw();
+    if (id === gameId) {
+      thinking = false;
+      redraw();
+    }
   }
+  if (rung) await opponentMove();
+}
+
+async function opponentMove() {
+  if (!rung || game.termination() !== null || game.chess.turn() !== human) return;
+  const id = gameId;
+  try {
+    const response = await fetch('/api/opponent', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ rung, start_fen: game.startFen, moves: game.moves.map(uciOf) }),
+    });
+    const body = await response.json();
+    if (!response.ok) throw new Error(body.error || `server answered ${response.status}`);
+    if (id !== gameId) return;
+    const move = game.legalMoves().find((m) => uciOf(m) === body.move);
+    if (!move) throw new Error(`its move ${body.move} is not legal here`);
+    const made = game.push(move);
+    state.opponentMoves.push({ uci: uciOf(made), rung });
+  } catch (error) {
+    state.errors.push(String(error.message || error));
+    setStatus(`${rung} could not move: ${error.message || error}`, 'error');
+    return;
+  }
+  redraw();
+  await modelMove();
 }
 
 function onHumanMove(orig, dest) {
@@ -163,20 +201,28 @@ function onHumanMove(orig, dest) {
 }
 
 function newGame() {
+  gameId++;
+  thinking = false;
   game = new GameRecord();
   human = $('side').value;
+  rung = $('opponent').value;
   redraw();
   $('pgn').value = '';
-  if (state.selfCheck === 'passed') {
-    setStatus(game.chess.turn() === human ? 'Your move.' : '', 'ready');
-    modelMove();
-  }
+  if (state.selfCheck === 'passed') play();
+}
+
+/** Starts the game's moves: the model's, or the rung's when it has White. */
+function play() {
+  setStatus(game.chess.turn() === human && !rung ? 'Your move.' : '', 'ready');
+  if (rung && game.chess.turn() === human) opponentMove();
+  else modelMove();
 }
 
 function exportPgn() {
   const pgn = new GameRecord().chess;
   const model = info ? `chesszero ${info.label}` : 'chesszero';
-  pgn.header('Event', 'chesszero web', 'White', human === 'w' ? 'Human' : model, 'Black', human === 'b' ? 'Human' : model,
+  const other = rung || 'Human';
+  pgn.header('Event', 'chesszero web', 'White', human === 'w' ? other : model, 'Black', human === 'b' ? other : model,
     'Result', resultText());
   for (const m of game.moves) pgn.move({ from: m.from, to: m.to, promotion: m.promotion });
   const text = `${pgn.pgn()}${game.termination() === null ? ' *' : ''}\n`;
@@ -229,6 +275,13 @@ async function start() {
     session.catch(() => {}); // awaited below; a failure is reported there
     const [infoResponse, goldenResponse] = await Promise.all([fetch('/api/info'), fetch('/golden.json')]);
     info = await infoResponse.json();
+    for (const { name, rating } of info.opponents) {
+      const option = document.createElement('option');
+      option.value = name;
+      option.textContent = rating === null ? name : `${name} (${Math.round(rating)} Elo)`;
+      $('opponent').append(option);
+    }
+    $('opponent').value = rung;
     $('model').textContent = info.label;
     $('model-detail').textContent = info.detail;
     if (!goldenResponse.ok) throw new Error(`no golden file (${goldenResponse.status})`);
@@ -250,9 +303,8 @@ async function start() {
     $('check').textContent = `Self-check passed: ${check.checked} positions, planes and legal moves identical, `
       + `max policy difference ${check.worst.policy.toExponential(1)}, max WDL difference ${check.worst.wdl.toExponential(1)} `
       + `(tolerance ${golden.tolerance.policy}/${golden.tolerance.wdl}, ${golden.precision}).`;
-    setStatus(game.chess.turn() === human ? 'Your move.' : '', 'ready');
     redraw();
-    await modelMove();
+    play();
   } catch (error) {
     refuse([`the page could not load or check the model: ${error.message || error}`]);
   }

@@ -8,8 +8,12 @@ Routes (Starlette):
   golden file, byte for byte (the page checks one against the other);
 - ``GET /api/info``: which model (``ServedModel.to_info``) and the defaults;
 - ``POST /api/think`` ``{"start_fen", "moves": [uci...], "visits"}``: a
-  server search (``thinking.ServerThinker``); a bad request gets status 400
-  and ``{"error": ...}`` naming the bad field, value, FEN or move.
+  server search (``thinking.ServerThinker``);
+- ``POST /api/opponent`` ``{"rung", "start_fen", "moves"}``: a ladder rung's
+  move (``opponents.Opponents``), for watching the model play it.
+
+A bad request gets status 400 and ``{"error": ...}`` naming the bad field,
+value, rung, FEN or move.
 
 ``serve`` runs it with uvicorn on 127.0.0.1 (the page is for the person at
 this machine; ``--host`` opens it wider).
@@ -31,6 +35,7 @@ from starlette.staticfiles import StaticFiles
 
 from chesszero.core import STARTING_FEN
 from chesszero.web.model import ServedModel
+from chesszero.web.opponents import Opponents
 from chesszero.web.thinking import ServerThinker
 
 STATIC = Path(__file__).resolve().parent / "static"
@@ -60,9 +65,11 @@ def _request_fields(body: Any) -> tuple[str, list[str], int]:
 
 
 def create_app(model: ServedModel, *, thinker: ServerThinker | None = None,
-               default_visits: int = DEFAULT_VISITS) -> Starlette:
-    """The app serving `model` (module docstring); `thinker` defaults to one over its artifact."""
+               opponents: Opponents | None = None, default_visits: int = DEFAULT_VISITS) -> Starlette:
+    """The app serving `model` (module docstring); `thinker` defaults to one over
+    its artifact, `opponents` to the project's ladder rungs."""
     thinker = thinker or ServerThinker(model.path)
+    opponents = opponents or Opponents.from_table()
 
     async def page(_: Request) -> Response:
         return FileResponse(STATIC / "index.html", headers={"cache-control": "no-store"})
@@ -74,7 +81,8 @@ def create_app(model: ServedModel, *, thinker: ServerThinker | None = None,
         return FileResponse(model.golden, media_type="application/json", headers={"cache-control": "no-store"})
 
     async def info(_: Request) -> Response:
-        return JSONResponse({**model.to_info(), "default_visits": default_visits})
+        return JSONResponse({**model.to_info(), "default_visits": default_visits,
+                             "opponents": opponents.describe()})
 
     async def think(request: Request) -> Response:
         try:
@@ -86,10 +94,23 @@ def create_app(model: ServedModel, *, thinker: ServerThinker | None = None,
             return JSONResponse({"error": str(error)}, status_code=500)
         return JSONResponse(thought.to_dict())
 
+    async def opponent(request: Request) -> Response:
+        try:
+            body = await request.json()
+            start_fen, moves, _ = _request_fields(body)
+            rung = body.get("rung")
+            if not isinstance(rung, str):
+                raise ValueError(f"rung must be a rung name, got {rung!r}")
+            move = await asyncio.to_thread(opponents.move, rung, start_fen, moves)
+        except ValueError as error:
+            return JSONResponse({"error": str(error)}, status_code=400)
+        return JSONResponse({"move": move})
+
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
         yield
         thinker.close()
+        opponents.close()
 
     app = Starlette(routes=[
         Route("/", page),
@@ -97,6 +118,7 @@ def create_app(model: ServedModel, *, thinker: ServerThinker | None = None,
         Route("/golden.json", golden),
         Route("/api/info", info),
         Route("/api/think", think, methods=["POST"]),
+        Route("/api/opponent", opponent, methods=["POST"]),
         Mount("/static", app=StaticFiles(directory=STATIC), name="static"),
     ], lifespan=lifespan)
     return app
