@@ -37,7 +37,7 @@ def test_each_preset_loads(preset: str) -> None:
 
 def test_paper_preset_has_paper_values() -> None:
     cfg = load_config(PARAMS, preset="paper")
-    assert cfg.model.size == "14x160"
+    assert cfg.model.size == "12x128" and cfg.progressive.stages == ["14x160"]  # the paper's handoff
     s = cfg.search
     assert (s.c_puct_selfplay, s.c_puct_eval, s.fpu_reduction) == (1.5, 1.0, 0.2)
     assert (s.dirichlet_epsilon, s.dirichlet_alpha, s.forced_playout_k) == (0.25, 0.3, 1.5)
@@ -82,7 +82,7 @@ def test_smoke_preset_is_tiny() -> None:
 
 def test_cpu_preset_learns_within_an_hour_on_two_cores() -> None:
     cfg = load_config(PARAMS, preset="cpu")
-    assert cfg.model.size == "6x64"
+    assert [cfg.model.size, *cfg.progressive.stages] == ["4x48", "6x64"]  # grown 6x64 takes over
     assert cfg.search.visit_cap.at(0) >= 32 and cfg.search.visit_cap.at(10**6) <= 64
     assert cfg.replay.reuse_ratio == 4
     assert supply(cfg) == 2048  # = 64 steps x 128 rows / reuse 4
@@ -171,7 +171,7 @@ def test_overrides_deep_merge_nested_and_dotted() -> None:
     )
     assert cfg.train.seed == 7 and not cfg.selfplay.resign.enabled
     assert cfg.selfplay.resign.min_triggers == 20  # preset value kept
-    assert cfg.model.size == "6x64"
+    assert cfg.model.size == "4x48"
     merged = deep_merge({"a": {"b": 1, "c": 2}, "d": 3}, {"a": {"c": 5}})
     assert merged == {"a": {"b": 1, "c": 5}, "d": 3}
 

@@ -8,8 +8,11 @@
     shards/gen_NNNN/      self-play game records (Parquet), one file per actor call
     actors/actor_K/       per-actor restart archive and handed-back games
     train.pt              the training checkpoint (model, optimizer, sampler, credit)
+    candidate.pt          a larger candidate's checkpoint while one trains (progressive sizing)
+    candidate_gate.json   its promotion gate (matches against the active artifact)
     checkpoints/          checkpoint copies on the campaign's cadence
     artifacts/gen_NNNN/   published ONNX artifacts and fidelity reports
+    artifacts/candidate_gen_NNNN/  the candidate's artifacts
     artifacts/active.json the activation state (which artifact actors use)
     evals/gen_NNNN/       ladder and promotion matches (JSON + PGN)
     resign.json           the resignation calibrator
@@ -55,6 +58,17 @@ class CampaignPaths:
     @property
     def checkpoint(self) -> Path:
         return self.dir / "train.pt"
+
+    @property
+    def candidate(self) -> Path:
+        return self.dir / "candidate.pt"
+
+    @property
+    def candidate_gate(self) -> Path:
+        return self.dir / "candidate_gate.json"
+
+    def candidate_artifact_dir(self, generation: int) -> Path:
+        return self.dir / "artifacts" / f"candidate_gen_{generation:04d}"
 
     @property
     def activation(self) -> Path:

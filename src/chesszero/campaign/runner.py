@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from chesszero.campaign import metrics as M
+from chesszero.campaign import progressive
 from chesszero.campaign.context import Campaign
 from chesszero.campaign.learn_stage import (
     UnfundedQuantum,
@@ -230,8 +231,14 @@ def train_quantum(campaign: Campaign, overlap: Callable[[threading.Event], list[
 
             worker = threading.Thread(target=play, name="overlap-actors", daemon=True)
             worker.start()
+        extra: dict[str, float] = {}
         try:
             stats = train(campaign, state.generation)
+            reason = progressive.start_reason(campaign.cfg, state)
+            if reason is not None:
+                extra.update(progressive.start_candidate(campaign, state, reason, run.tracker))
+            if state.candidate is not None and state.candidate.promoting is None:
+                extra.update(progressive.train_candidate(campaign, state))
         except UnfundedQuantum:
             state.phase = Phase.SELFPLAY
             campaign.save_state(state)
@@ -248,7 +255,7 @@ def train_quantum(campaign: Campaign, overlap: Callable[[threading.Event], list[
         state.counters.optimizer_steps = int(ckpt.step)
         state.counters.presentations_trained = int(ledger.spent_presentations)
         state.counters.presentations_funded = int(ledger.funded_presentations)
-        run.metrics = _train_metrics(stats)
+        run.metrics = {**_train_metrics(stats), **extra}
         run.metrics[M.TRAIN_STEP] = state.counters.optimizer_steps
         run.metrics[M.TRAIN_SAMPLES] = state.counters.presentations_trained
         if results:
@@ -263,7 +270,11 @@ def publish(campaign: Campaign) -> dict[str, float]:
     from chesszero.campaign.publish_stage import publish_generation
 
     with _phase(campaign, Phase.PUBLISH) as run:
-        run.metrics = publish_generation(campaign, run.state, run.tracker)
+        if not progressive.promoted_this_generation(run.state):  # else the candidate's network was published
+            run.metrics = publish_generation(campaign, run.state, run.tracker)
+        if run.state.candidate is not None:
+            run.metrics.update(progressive.judge_candidate(campaign, run.state, run.tracker))
+        run.metrics[M.PROGRESSIVE_STAGE] = float(run.state.stage)
     return run.metrics
 
 
@@ -297,6 +308,9 @@ def evaluate(campaign: Campaign, *, generations: int | None = None, hours: float
                 last = True
                 run.metrics.update(evaluate_generation(campaign, state, run.tracker, ladder=False,
                                                        budget_sweep=True))
+        searched = M.joint_elo_key("searched")
+        if searched in run.metrics:  # the plateau trigger of progressive sizing reads these
+            state.searched_elo.append([state.generation, run.metrics[searched]])
         if last:
             state.finished = True
             run.tracker.set_terminated("FINISHED")

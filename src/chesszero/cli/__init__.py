@@ -58,12 +58,23 @@ def _perft(args: argparse.Namespace) -> int:
     return 0
 
 
+def _key_int(text: str) -> tuple[str, int]:
+    key, sep, value = text.partition("=")
+    try:
+        if not sep or not key.isidentifier():
+            raise ValueError
+        return key, int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected KEY=INT, got {text!r}") from None
+
+
 def _train(args: argparse.Namespace) -> int:
     from chesszero.train.run import train_command
 
     return train_command(params=args.params, preset=args.preset, overrides=args.set,
                          replay=args.replay, checkpoint=args.checkpoint,
-                         stats_out=args.stats_out, steps=args.steps, generation=args.generation)
+                         stats_out=args.stats_out, steps=args.steps, generation=args.generation,
+                         extra=dict(args.record), catch_up=args.catch_up)
 
 
 def _publish(args: argparse.Namespace) -> int:
@@ -205,6 +216,10 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--steps", type=int, default=None, help="override train.steps_per_quantum")
     train.add_argument("--generation", type=int, default=None,
                        help="campaign generation to record in the checkpoint")
+    train.add_argument("--record", type=_key_int, action="append", default=[], metavar="KEY=INT",
+                       help="campaign bookkeeping to record in the checkpoint (repeatable)")
+    train.add_argument("--catch-up", action="store_true",
+                       help="a candidate's quantum: run without replay funding, counted as catch-up credit")
     train.set_defaults(func=_train)
 
     pub = sub.add_parser(

@@ -25,6 +25,8 @@ __all__ = [
     "EvaluateConfig",
     "LossWeights",
     "ModelConfig",
+    "CandidateStart",
+    "ProgressiveConfig",
     "PublishConfig",
     "Reflection",
     "ReplayConfig",
@@ -282,6 +284,48 @@ class CampaignConfig(_Section):
         return value
 
 
+class CandidateStart(str, Enum):
+    """How a larger candidate network begins (paper 3.9)."""
+
+    GROWN = "grown"
+    """Function-preserving growth of the active network (same outputs at the start)."""
+    FRESH = "fresh"
+    """A new, seeded network that catches up on the same replay."""
+
+
+class ProgressiveConfig(_Section):
+    """Progressive model sizing (paper 3.9, D.3): the campaign starts at
+    ``model.size``; a candidate of the next size in ``stages`` trains beside
+    the active network on the same replay and replaces it only by winning
+    promotion matches (``evaluate.promotion_score`` in
+    ``evaluate.promotion_consecutive`` consecutive paired matches)."""
+
+    stages: list[str] = Field(description="Sizes after model.size, in order ([]: one size for the whole campaign).")
+    start: CandidateStart = Field(description="grown (function-preserving) or fresh.")
+    after_generations: int | None = Field(
+        ge=0, description="Start the next stage's candidate this many generations after the current "
+        "stage began (campaign start or the last promotion); null: only the plateau trigger.")
+    plateau_evaluations: int | None = Field(
+        ge=1, description="Or start it when the searched joint Elo at evaluate.visits has not improved "
+        "on its best over this many evaluations of the stage; null: only the generation trigger.")
+    candidate_quanta: float = Field(
+        gt=0.0, le=8.0, description="Candidate training quanta per active quantum, on average (paper: 1.5); "
+        "counted as catch-up presentations in the candidate's own credit ledger.")
+    match_every: PositiveInt = Field(
+        description="Generations between the candidate's promotion matches (1: every generation).")
+
+    @field_validator("stages")
+    @classmethod
+    def _sizes(cls, value: list[str]) -> list[str]:
+        return [parse_size(v).name for v in value]
+
+    @model_validator(mode="after")
+    def _triggered(self) -> ProgressiveConfig:
+        if self.stages and self.after_generations is None and self.plateau_evaluations is None:
+            raise ValueError("progressive stages need a trigger: after_generations and/or plateau_evaluations")
+        return self
+
+
 class Config(_Section):
     """The whole recipe for one preset."""
 
@@ -294,3 +338,13 @@ class Config(_Section):
     publish: PublishConfig
     evaluate: EvaluateConfig
     campaign: CampaignConfig
+    progressive: ProgressiveConfig
+
+    @model_validator(mode="after")
+    def _growing(self) -> Config:
+        sizes = [parse_size(s) for s in [self.model.size, *self.progressive.stages]]
+        for a, b in zip(sizes, sizes[1:], strict=False):
+            if (b.blocks, b.channels) == (a.blocks, a.channels) or b.blocks < a.blocks or b.channels < a.channels:
+                raise ValueError(f"progressive.stages must grow: {b.name} after {a.name} "
+                                 "(more blocks and/or channels, neither fewer)")
+        return self
