@@ -31,6 +31,10 @@ from chesszero.config import Config, load_config
 if TYPE_CHECKING:
     from chesszero.campaign.tracking import Tracker
 
+RUNTIME_SECTIONS = ("inference",)
+"""Recipe sections that say where the network runs, not what the campaign learns:
+a campaign may resume with them changed (e.g. moved onto a GPU machine)."""
+
 NAME_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
 
 
@@ -138,12 +142,13 @@ class Campaign:
 
     def check_recipe(self) -> None:
         """Refuses to resume with a recipe that differs from the one the
-        campaign started with (credit and schedules would silently drift)."""
+        campaign started with (credit and schedules would silently drift);
+        ``RUNTIME_SECTIONS`` may differ."""
         if not self.paths.config.exists():
             return
         started = json.loads(self.paths.config.read_text())["recipe"]
         now = self.cfg.model_dump(mode="json")
-        changed = sorted(_diff(started, now))
+        changed = sorted(k for k in _diff(started, now) if k.split(".")[0] not in RUNTIME_SECTIONS)
         if changed:
             raise ValueError(f"campaign {self.name!r} was started with a different recipe; changed keys: "
                              f"{', '.join(changed[:10])}; restore params.yaml or start a new campaign name")

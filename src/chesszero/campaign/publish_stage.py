@@ -40,14 +40,32 @@ def _tuning_set(campaign: Campaign, generation: int | None) -> Any:
     return random_play_set(n, seed=seed)
 
 
+_GATE_RUNTIMES: dict[str, Any] = {}
+"""The fidelity gate's runtime per backend, kept for the life of the process:
+a TensorRT runtime refits its engine for each new artifact (paper 5.3)."""
+
+
+def _gate_runtime(backend: str) -> Any:
+    from chesszero.publish.backends import make_runtime
+
+    if backend not in _GATE_RUNTIMES:
+        _GATE_RUNTIMES[backend] = make_runtime(backend, threads=None)
+    return _GATE_RUNTIMES[backend]
+
+
 def _publish_checkpoint(campaign: Campaign, generation: int | None) -> Any:
+    """Publishes the checkpoint and gates it in the runtime the actors will use
+    (``inference.backend``), on that runtime's INT8 grids."""
     from chesszero.publish import PublishSettings, load_calibration_set, publish
+    from chesszero.publish.backends import publication_scheme
 
     cfg = campaign.cfg
+    backend = cfg.inference.backend.value
     calib = load_calibration_set(campaign.root / "data" / "calibration" / "positions.jsonl",
                                  limit=cfg.publish.calibration_positions)
+    settings = PublishSettings.from_config(cfg.publish, scheme=publication_scheme(backend))
     return publish(campaign.paths.checkpoint, campaign.paths.artifact_dir(generation), calib,
-                   settings=PublishSettings.from_config(cfg.publish), state_path=None,
+                   settings=settings, runtime=_gate_runtime(backend), state_path=None,
                    tune=_tuning_set(campaign, generation))
 
 
@@ -107,10 +125,11 @@ def _gate_matches(campaign: Campaign, candidate: str, active: str, generation: i
             break
         k = len(gate.history)
         chosen = [openings[(k * ev.openings + i) % len(openings)] for i in range(ev.openings)]
-        cand = EnginePlayer(load_evaluator(candidate, plain_onnx=False), visits=None, name="candidate",
-                            options=evaluation_search(campaign.cfg))
-        act = EnginePlayer(load_evaluator(active, plain_onnx=False), visits=None, name="active",
-                           options=evaluation_search(campaign.cfg))
+        backend = campaign.cfg.inference.backend
+        cand = EnginePlayer(load_evaluator(candidate, backend=backend, plain_onnx=False), visits=None,
+                            name="candidate", options=evaluation_search(campaign.cfg))
+        act = EnginePlayer(load_evaluator(active, backend=backend, plain_onnx=False), visits=None,
+                           name="active", options=evaluation_search(campaign.cfg))
         try:
             result = play_match(cand, act, chosen, max_plies=ev.ply_cap, event=f"promotion {k}")
             status = MatchStatus.COMPLETED

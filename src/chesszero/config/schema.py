@@ -5,7 +5,8 @@ defaults here because ``params.yaml`` is the single source of the recipe
 (its ``defaults`` block is the paper recipe, presets override parts of it).
 Sections: :class:`ModelConfig`, :class:`SearchConfig`, :class:`SelfplayConfig`,
 :class:`ReplayConfig`, :class:`TrainConfig`, :class:`PublishConfig`,
-:class:`EvaluateConfig`, :class:`CampaignConfig`, gathered in :class:`Config`.
+:class:`EvaluateConfig`, :class:`InferenceConfig`, :class:`CampaignConfig`,
+gathered in :class:`Config`.
 """
 
 from __future__ import annotations
@@ -20,9 +21,11 @@ from chesszero.config.schedules import LinearSchedule, StepSchedule
 from chesszero.config.sizes import ModelSize, parse_size
 
 __all__ = [
+    "Backend",
     "CampaignConfig",
     "Config",
     "EvaluateConfig",
+    "InferenceConfig",
     "LossWeights",
     "ModelConfig",
     "PublishConfig",
@@ -248,6 +251,27 @@ class EvaluateConfig(_Section):
         return value
 
 
+class Backend(str, Enum):
+    """Inference runtime of every stage that runs a published artifact
+    (``chesszero.publish.backends`` builds it and says when it cannot run)."""
+
+    ORT_CPU = "ort-cpu"
+    """ONNX Runtime, CPU execution provider (INT8 kernels on x86)."""
+    TORCH = "torch"
+    """PyTorch from the deployment state beside the artifact: CUDA with autocast and
+    CUDA graphs when a GPU is visible, float32 on the CPU otherwise."""
+    ORT_GPU = "ort-gpu"
+    """ONNX Runtime's CUDA (and TensorRT, when listed) execution providers (onnxruntime-gpu)."""
+    TENSORRT = "tensorrt"
+    """A native TensorRT engine built once and refitted per artifact (tensorrt package, GPU)."""
+
+
+class InferenceConfig(_Section):
+    backend: Backend = Field(
+        description="Runtime of self-play, evaluation, the promotion matches and the fidelity "
+        "gate: ort-cpu | torch | ort-gpu | tensorrt (checked at campaign start).")
+
+
 class CampaignConfig(_Section):
     generations: PositiveInt = Field(description="Generations (train quanta) to run.")
     wall_clock_hours: float = Field(gt=0.0, description="Stop after this much wall time.")
@@ -293,4 +317,5 @@ class Config(_Section):
     train: TrainConfig
     publish: PublishConfig
     evaluate: EvaluateConfig
+    inference: InferenceConfig
     campaign: CampaignConfig
