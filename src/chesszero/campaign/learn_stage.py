@@ -129,8 +129,9 @@ def train(campaign: Campaign, generation: int) -> dict[str, Any] | None:
     """Runs this generation's quantum unless the checkpoint already has it.
 
     Returns the quantum statistics (None when the quantum was already done
-    before a restart). World size > 1 runs under torchrun.
+    before a restart). World size > 1 (0: one rank per visible GPU) runs under torchrun.
     """
+    from chesszero.train.distributed import resolve_world_size
     from chesszero.train.run import (
         EXIT_UNFUNDED,
         QuantumJob,
@@ -143,13 +144,14 @@ def train(campaign: Campaign, generation: int) -> dict[str, Any] | None:
     stats_out = paths.dir / f"quantum_gen{generation:04d}.json"
     if checkpoint_extra(paths.checkpoint).get("generation", -1) >= generation:
         return json.loads(stats_out.read_text()) if stats_out.exists() else None
-    if cfg.train.world_size == 1:
+    world = resolve_world_size(cfg.train).world_size
+    if world == 1:
         stats = run_quantum_job(QuantumJob(cfg, paths.replay, paths.checkpoint, stats_out,
                                            extra={"generation": generation}))
         if stats is None:
             raise UnfundedQuantum(f"generation {generation}: the replay store does not fund a quantum")
         return stats.as_dict(prefix="")
-    cmd = torchrun_command(cfg.train.world_size, command_argv(
+    cmd = torchrun_command(world, command_argv(
         params=campaign.root / "params.yaml", preset=campaign.preset, replay=paths.replay,
         checkpoint=paths.checkpoint, stats_out=stats_out, generation=generation))
     proc = subprocess.run(cmd, cwd=campaign.root)
@@ -169,7 +171,10 @@ def initial_checkpoint(campaign: Campaign) -> None:
     import torch
 
     torch.manual_seed(campaign.cfg.train.seed)
-    trainer = Trainer(campaign.cfg.train, campaign.cfg.model.size, ctx=init_distributed())
+    # One process writes step 0 whatever the ranks (nothing is stepped yet; every
+    # rank count starts from the same seeded network and an empty optimizer).
+    single = campaign.cfg.train.model_copy(update={"world_size": 1, "micro_batches": 1})
+    trainer = Trainer(single, campaign.cfg.model.size, ctx=init_distributed())
     campaign.paths.dir.mkdir(parents=True, exist_ok=True)
     trainer.save(campaign.paths.checkpoint, extra={"generation": -1})
 

@@ -181,7 +181,10 @@ class LossWeights(_Section):
 class TrainConfig(_Section):
     steps_per_quantum: PositiveInt = Field(description="Optimizer steps per training quantum.")
     global_batch: PositiveInt = Field(description="Rows per optimizer step over all ranks.")
-    world_size: PositiveInt = Field(le=1024, description="DDP ranks (1 = single process).")
+    world_size: int = Field(
+        ge=0, le=1024,
+        description="DDP ranks (1 = single process; 0 = one per visible CUDA GPU, 1 without one: "
+        "chesszero.train.resolve_world_size).")
     micro_batches: PositiveInt = Field(
         description="Gradient-accumulation chunks per rank and step (BatchNorm sees one chunk)."
     )
@@ -199,7 +202,7 @@ class TrainConfig(_Section):
 
     @model_validator(mode="after")
     def _divisible(self) -> TrainConfig:
-        if self.global_batch % (self.world_size * self.micro_batches) != 0:
+        if self.global_batch % (max(1, self.world_size) * self.micro_batches) != 0:
             raise ValueError(
                 f"global_batch {self.global_batch} is not divisible by world_size {self.world_size}"
                 f" x micro_batches {self.micro_batches}"
@@ -208,7 +211,10 @@ class TrainConfig(_Section):
 
     @property
     def local_batch(self) -> int:
-        """Rows per rank per step."""
+        """Rows per rank per step (of a resolved world size)."""
+        if self.world_size == 0:
+            raise ValueError("train.world_size 0 (one rank per GPU) is resolved on the machine that "
+                             "trains: chesszero.train.resolve_world_size")
         return self.global_batch // self.world_size
 
 
