@@ -9,7 +9,12 @@ from pathlib import Path
 
 import onnx
 import pytest
-from publish_support import calibration, one_thread, trained_net  # noqa: F401
+from publish_support import (  # noqa: F401
+    against_ort_cpu,
+    calibration,
+    one_thread,
+    trained_net,
+)
 
 from chesszero.campaign.context import Campaign
 from chesszero.campaign.dispatch import Limits, drive
@@ -17,9 +22,6 @@ from chesszero.cli import main
 from chesszero.config import REPO_ROOT
 from chesszero.publish import (
     ArtifactError,
-    FidelityThresholds,
-    load_calibration_set,
-    measure_fidelity,
 )
 from chesszero.publish.backends import (
     BackendError,
@@ -31,36 +33,25 @@ from chesszero.publish.backends import (
 from chesszero.publish.loading import load_evaluator
 from chesszero.publish.pipeline import PublishResult, publish
 from chesszero.publish.quant_ops import QuantScheme
-from chesszero.publish.runtime import OrtRuntime, TorchRuntime
+from chesszero.publish.runtime import TorchRuntime
 
 UNAVAILABLE = [name for name in ("ort-gpu", "tensorrt") if backend_unavailable_reason(name) is not None]
 
 
-@pytest.fixture(scope="module")
-def published(tmp_path_factory: pytest.TempPathFactory) -> PublishResult:
-    result = publish(trained_net(), tmp_path_factory.mktemp("pub"), calibration(), runtime=OrtRuntime(threads=1))
-    assert result.activated
-    return result
-
-
 @pytest.mark.parametrize("precision", ["int8", "fp32"])
-def test_torch_backend_agrees_with_ort_cpu_on_the_calibration_set(published: PublishResult, precision: str) -> None:
-    artifact = published.int8 if precision == "int8" else published.fp32
-    calib = load_calibration_set()  # the gate's 516 positions
-    ort = load_evaluator(artifact.path, backend="ort-cpu")
-    torch_backend = load_evaluator(artifact.path, backend="torch")
-    report = measure_fidelity(ort, torch_backend, calib, FidelityThresholds())
+def test_torch_backend_agrees_with_ort_cpu_on_the_calibration_set(published_on_cpu: PublishResult, precision: str) -> None:
+    artifact = published_on_cpu.int8 if precision == "int8" else published_on_cpu.fp32
+    report = against_ort_cpu(artifact, load_evaluator(artifact.path, backend="torch"))
     assert report.passed, report.failures
     assert report.positions == 516
     # Float32 in both runtimes: the same numbers up to summation order.
     bound = 1e-5 if precision == "int8" else 1e-9
     assert report.kl_mean < bound and report.agreement == 1.0
     # The comparison can fail: a network trained from another seed does.
-    stranger = TorchRuntime().session_for(trained_net(seed=3))
-    assert not measure_fidelity(ort, stranger, calib, FidelityThresholds()).passed
+    assert not against_ort_cpu(artifact, TorchRuntime().session_for(trained_net(seed=3))).passed
 
 
-def test_the_gate_measures_the_torch_backend(published: PublishResult, tmp_path: Path) -> None:
+def test_the_gate_measures_the_torch_backend(published_on_cpu: PublishResult, tmp_path: Path) -> None:
     runtime = make_runtime("torch")
     assert runtime.name == "torch-cpu-fp32"  # no GPU here: float32 on the CPU, said in the report
     result = publish(trained_net(), tmp_path / "g", calibration(), runtime=runtime)
@@ -74,12 +65,12 @@ def test_each_backend_has_its_publication_scheme() -> None:
     assert publication_scheme("tensorrt") is QuantScheme.TENSORRT
 
 
-def test_unknown_backend_names_are_refused_with_the_known_ones(published: PublishResult) -> None:
+def test_unknown_backend_names_are_refused_with_the_known_ones(published_on_cpu: PublishResult) -> None:
     message = r"unknown inference backend 'cuda' \(known: ort-cpu, torch, ort-gpu, tensorrt\)"
     with pytest.raises(BackendError, match=message):
         check_backend("cuda")
     with pytest.raises(BackendError, match=message):
-        load_evaluator(published.int8.path, backend="cuda")
+        load_evaluator(published_on_cpu.int8.path, backend="cuda")
     assert isinstance(BackendError("x"), ValueError)  # the command line's exit status 2
 
 
@@ -93,8 +84,8 @@ def test_unavailable_backends_say_what_is_missing(tmp_path: Path) -> None:
             load_evaluator(tmp_path / "missing.onnx", backend=name)
 
 
-def test_plain_onnx_runs_only_on_ort_cpu(published: PublishResult, tmp_path: Path) -> None:
-    model = onnx.load(str(published.fp32.path))
+def test_plain_onnx_runs_only_on_ort_cpu(published_on_cpu: PublishResult, tmp_path: Path) -> None:
+    model = onnx.load(str(published_on_cpu.fp32.path))
     del model.metadata_props[:]
     plain = tmp_path / "plain.onnx"
     onnx.save(model, str(plain))
@@ -103,9 +94,9 @@ def test_plain_onnx_runs_only_on_ort_cpu(published: PublishResult, tmp_path: Pat
         load_evaluator(plain, backend="torch")
 
 
-def test_command_line_backends(published: PublishResult, tmp_path: Path,
+def test_command_line_backends(published_on_cpu: PublishResult, tmp_path: Path,
                                capsys: pytest.CaptureFixture[str]) -> None:
-    model = str(published.int8.path)
+    model = str(published_on_cpu.int8.path)
     assert main(["ladder", "rate", "--model", model, "--backend", "cuda"]) == 2
     assert "unknown inference backend 'cuda'" in capsys.readouterr().err
     assert main(["publish", "--preset", "smoke", "--checkpoint", str(tmp_path / "none.pt"),

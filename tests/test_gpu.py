@@ -16,45 +16,40 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from publish_support import calibration, legal_kl, one_thread, trained_net  # noqa: F401
+from publish_support import (  # noqa: F401
+    against_ort_cpu,
+    calibration,
+    legal_kl,
+    one_thread,
+    trained_net,
+)
 
 from chesszero.publish import (
-    FidelityThresholds,
     PublishSettings,
-    load_calibration_set,
-    measure_fidelity,
 )
 from chesszero.publish.backends import backend_unavailable_reason, make_runtime, publication_scheme
 from chesszero.publish.loading import load_evaluator
 from chesszero.publish.pipeline import PublishResult, publish
-from chesszero.publish.runtime import OrtRuntime, TorchRuntime
+from chesszero.publish.runtime import TorchRuntime
 
 CUDA = torch.cuda.is_available()
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not CUDA, reason="no CUDA device")]
 
 
-@pytest.fixture(scope="module")
-def published(tmp_path_factory: pytest.TempPathFactory) -> PublishResult:
-    result = publish(trained_net(), tmp_path_factory.mktemp("pub"), calibration(), runtime=OrtRuntime(threads=1))
-    assert result.activated
-    return result
-
-
 @pytest.mark.parametrize("precision", ["int8", "fp32"])
-def test_torch_backend_on_cuda_agrees_with_ort_cpu(published: PublishResult, precision: str) -> None:
-    artifact = published.int8 if precision == "int8" else published.fp32
+def test_torch_backend_on_cuda_agrees_with_ort_cpu(published_on_cpu: PublishResult, precision: str) -> None:
+    artifact = published_on_cpu.int8 if precision == "int8" else published_on_cpu.fp32
     runtime = make_runtime("torch")
     assert runtime.name.startswith("torch-cuda:0")
-    report = measure_fidelity(load_evaluator(artifact.path), runtime.build(artifact), load_calibration_set(),
-                              FidelityThresholds())
+    report = against_ort_cpu(artifact, runtime.build(artifact))
     assert report.passed, report.failures
 
 
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16, None])
-def test_cuda_graph_replay_matches_eager(published: PublishResult, dtype: torch.dtype | None) -> None:
+def test_cuda_graph_replay_matches_eager(published_on_cpu: PublishResult, dtype: torch.dtype | None) -> None:
     from chesszero.publish.torch_cuda import CudaTorchSession
 
-    session = TorchRuntime(device="cuda:0", dtype=dtype).build(published.fp32)
+    session = TorchRuntime(device="cuda:0", dtype=dtype).build(published_on_cpu.fp32)
     assert isinstance(session, CudaTorchSession)
     planes = calibration().planes
     for n in (1, 7, 64):
@@ -69,10 +64,10 @@ def test_cuda_graph_replay_matches_eager(published: PublishResult, dtype: torch.
     np.testing.assert_allclose(session.evaluate(other)[0], session.eager(other)[0], rtol=1e-3, atol=1e-3)
 
 
-def test_actor_sessions_share_a_gpu_in_flight(published: PublishResult) -> None:
+def test_actor_sessions_share_a_gpu_in_flight(published_on_cpu: PublishResult) -> None:
     planes = calibration().planes
-    reference = TorchRuntime(device="cuda:0").build(published.int8).evaluate(planes)
-    sessions = [load_evaluator(published.int8.path, backend="torch") for _ in range(4)]
+    reference = TorchRuntime(device="cuda:0").build(published_on_cpu.int8).evaluate(planes)
+    sessions = [load_evaluator(published_on_cpu.int8.path, backend="torch") for _ in range(4)]
     results: list[tuple[np.ndarray, np.ndarray] | None] = [None] * 4
     start = threading.Barrier(4)
 
