@@ -28,10 +28,11 @@ from chesszero.campaign.tracking import Tracker
 
 if TYPE_CHECKING:
     from chesszero.evaluate.joint_rating import JointRating
+    from chesszero.evaluate.ladder import LadderTable
     from chesszero.material import Conversion
 
 
-def _ladder(campaign: Campaign) -> Any:
+def _ladder(campaign: Campaign) -> LadderTable:
     from chesszero.evaluate.ladder import LadderTable
 
     path = campaign.root / "data" / "ladder.json"
