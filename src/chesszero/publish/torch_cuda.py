@@ -77,7 +77,9 @@ class CudaTorchSession:
         self._lock = threading.Lock()
 
     def _forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        with torch.autocast("cuda", dtype=self.dtype or torch.float32, enabled=self.dtype is not None):
+        # No autocast weight cache: a CUDA graph must not capture casts cached outside it.
+        with torch.autocast("cuda", dtype=self.dtype or torch.float32, enabled=self.dtype is not None,
+                            cache_enabled=False):
             policy, wdl = self.module(x)
         return policy.float(), wdl.float()
 
