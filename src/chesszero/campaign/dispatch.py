@@ -113,7 +113,11 @@ class Silent:
 
 def drive(campaign: Campaign, limits: Limits, stages: StageRunner, actors: ActorRunner,
           observer: Observer | None = None) -> CampaignState:
-    """Runs (or resumes) the campaign until its limits; returns the final state."""
+    """Runs (or resumes) the campaign until its limits; returns the final state.
+    An inference backend this machine cannot run stops it here, before any work."""
+    from chesszero.publish.backends import check_backend
+
+    check_backend(campaign.cfg.inference.backend)
     observer = observer or Silent()
     stages(Stage.BOOTSTRAP, StageArgs())
     state = campaign.load_state()

@@ -36,13 +36,13 @@ def paired_match(campaign: Campaign, first: str, second: str, *, index: int, eve
     from chesszero.evaluate.match import play_match
     from chesszero.publish.loading import load_evaluator
 
-    ev = campaign.cfg.evaluate
+    ev, backend = campaign.cfg.evaluate, campaign.cfg.inference.backend
     openings = openings_for(campaign, index)
-    a = EnginePlayer(load_evaluator(first, plain_onnx=False), visits=ev.visits, name=names[0],
+    a = EnginePlayer(load_evaluator(first, backend=backend, plain_onnx=False), visits=ev.visits, name=names[0],
                      options=evaluation_search(campaign.cfg))
     try:
-        b = EnginePlayer(load_evaluator(second, plain_onnx=False), visits=ev.visits, name=names[1],
-                         options=evaluation_search(campaign.cfg))
+        b = EnginePlayer(load_evaluator(second, backend=backend, plain_onnx=False), visits=ev.visits,
+                         name=names[1], options=evaluation_search(campaign.cfg))
         try:
             result = play_match(a, b, openings, max_plies=ev.ply_cap, event=event)
         finally:

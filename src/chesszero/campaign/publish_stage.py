@@ -42,14 +42,19 @@ def _tuning_set(campaign: Campaign, generation: int | None) -> Any:
 def publish_checkpoint(campaign: Campaign, generation: int | None, checkpoint: Path | None = None,
                        out: Path | None = None) -> Any:
     """Fold, QAT, export and fidelity-gate `checkpoint` (default: the
-    training checkpoint) into `out` (default: the generation's artifact folder)."""
+    training checkpoint) into `out` (default: the generation's artifact
+    folder), gated in the runtime the actors will use (``inference.backend``),
+    on that runtime's INT8 grids."""
     from chesszero.publish import PublishSettings, load_calibration_set, publish
+    from chesszero.publish.backends import publication_scheme
 
     cfg = campaign.cfg
+    backend = cfg.inference.backend.value
     calib = load_calibration_set(campaign.root / "data" / "calibration" / "positions.jsonl",
                                  limit=cfg.publish.calibration_positions)
+    settings = PublishSettings.from_config(cfg.publish, scheme=publication_scheme(backend))
     return publish(checkpoint or campaign.paths.checkpoint, out or campaign.paths.artifact_dir(generation), calib,
-                   settings=PublishSettings.from_config(cfg.publish), state_path=None,
+                   settings=settings, runtime=campaign.gate_runtime(backend), state_path=None,
                    tune=_tuning_set(campaign, generation))
 
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from chesszero.cli import campaign as campaign_cli
 from chesszero.cli import grow as grow_cli
 from chesszero.cli import ladder as ladder_cli
-from chesszero.cli.common import UsageError, _Parser
+from chesszero.cli.common import UsageError, _Parser, add_backend_argument
 
 
 def _recipe_arguments(p: argparse.ArgumentParser) -> None:
@@ -83,8 +83,11 @@ def _publish(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from chesszero.publish import Precision, PublishSettings, load_calibration_set, publish
+    from chesszero.publish.backends import make_runtime, publication_scheme
 
     cfg = _load_recipe(args)
+    backend = args.backend or cfg.inference.backend.value
+    runtime = make_runtime(backend, threads=None)  # checked before any work
     if not args.checkpoint.is_file():
         raise ValueError(f"checkpoint not found: {str(args.checkpoint)!r}")
     from chesszero.publish.calibration import random_play_set, tuning_set_from_replay
@@ -93,13 +96,17 @@ def _publish(args: argparse.Namespace) -> int:
     n = cfg.publish.calibration_positions
     tune = (tuning_set_from_replay(args.tune_replay, limit=n, seed=args.seed) if args.tune_replay is not None
             else random_play_set(n, seed=args.seed))
-    settings = PublishSettings.from_config(cfg.publish, precision=Precision(args.precision))
-    with Console(stderr=True).status(f"publishing {args.checkpoint} -> {args.out}"):
-        result = publish(args.checkpoint, args.out, calib, settings=settings, state_path=args.state, tune=tune)
+    settings = PublishSettings.from_config(cfg.publish, precision=Precision(args.precision),
+                                           scheme=publication_scheme(backend))
+    with Console(stderr=True).status(f"publishing {args.checkpoint} -> {args.out} (gate: {runtime.name})"):
+        result = publish(args.checkpoint, args.out, calib, settings=settings, runtime=runtime,
+                         state_path=args.state, tune=tune)
     gate = result.gate
     print(json.dumps({
         "activated": result.activated,
         "artifact": str(gate.path),
+        "backend": backend,
+        "runtime": runtime.name,
         "tuned_on": tune.source,
         "fidelity": gate.report.summary() if gate.report else None,
         "failures": list(gate.report.failures) if gate.report else [],
@@ -121,7 +128,8 @@ def _selfplay(args: argparse.Namespace) -> int:
     from chesszero.uci.model import source_from_path, uniform_source
 
     cfg = _load_recipe(args)
-    source = source_from_path(args.model) if args.model else uniform_source()
+    backend = args.backend or cfg.inference.backend.value
+    source = source_from_path(args.model, backend) if args.model else uniform_source()
     evaluator = source.build(args.threads)
     visits = args.visits if args.visits is not None else cfg.search.visit_cap.at(args.generation)
     args.out.mkdir(parents=True, exist_ok=True)
@@ -153,7 +161,7 @@ def _uci(args: argparse.Namespace) -> int:
     from chesszero.uci import run_uci
 
     return run_uci(args.model, args.visits, args.threads, sys.stdin, sys.stdout,
-                   parallel_leaves=args.parallel_leaves, seed=args.seed)
+                   parallel_leaves=args.parallel_leaves, seed=args.seed, backend=args.backend)
 
 
 def _bench(argv: Sequence[str]) -> int:
@@ -200,6 +208,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help="generation whose visit and ply caps apply (default: 0)")
     play.add_argument("--resign-threshold", type=float, default=None, help="default: never resign")
     play.add_argument("--threads", type=int, default=1, help="inference threads")
+    add_backend_argument(play, default=None)
     play.add_argument("--seed", type=int, default=0)
     play.set_defaults(func=_selfplay)
 
@@ -238,6 +247,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="replay store whose rows set activation ranges and QAT "
                      "(default: seeded random-play positions; never the gate's)")
     pub.add_argument("--seed", type=int, default=0, help="seed of the tuning positions")
+    add_backend_argument(pub, default=None)
     pub.set_defaults(func=_publish)
 
     uci = sub.add_parser("uci", help="a UCI engine on stdin/stdout")
@@ -245,6 +255,7 @@ def build_parser() -> argparse.ArgumentParser:
     uci.add_argument("--visits", type=int, default=800, help="visit cap per move (0: none)")
     uci.add_argument("--threads", type=int, default=1, help="inference threads")
     uci.add_argument("--parallel-leaves", type=int, default=None, help="in-flight leaves per tree")
+    add_backend_argument(uci, default="ort-cpu")
     uci.add_argument("--seed", type=int, default=0)
     uci.set_defaults(func=_uci)
 

@@ -5,7 +5,8 @@ defaults here because ``params.yaml`` is the single source of the recipe
 (its ``defaults`` block is the paper recipe, presets override parts of it).
 Sections: :class:`ModelConfig`, :class:`SearchConfig`, :class:`SelfplayConfig`,
 :class:`ReplayConfig`, :class:`TrainConfig`, :class:`PublishConfig`,
-:class:`EvaluateConfig`, :class:`CampaignConfig`, gathered in :class:`Config`.
+:class:`EvaluateConfig`, :class:`InferenceConfig`, :class:`CampaignConfig`,
+gathered in :class:`Config`.
 """
 
 from __future__ import annotations
@@ -20,9 +21,11 @@ from chesszero.config.schedules import LinearSchedule, StepSchedule
 from chesszero.config.sizes import ModelSize, parse_size
 
 __all__ = [
+    "Backend",
     "CampaignConfig",
     "Config",
     "EvaluateConfig",
+    "InferenceConfig",
     "LossWeights",
     "ModelConfig",
     "CandidateStart",
@@ -180,7 +183,10 @@ class LossWeights(_Section):
 class TrainConfig(_Section):
     steps_per_quantum: PositiveInt = Field(description="Optimizer steps per training quantum.")
     global_batch: PositiveInt = Field(description="Rows per optimizer step over all ranks.")
-    world_size: PositiveInt = Field(le=1024, description="DDP ranks (1 = single process).")
+    world_size: int = Field(
+        ge=0, le=1024,
+        description="DDP ranks (1 = single process; 0 = one per visible CUDA GPU, 1 without one: "
+        "chesszero.train.resolve_world_size).")
     micro_batches: PositiveInt = Field(
         description="Gradient-accumulation chunks per rank and step (BatchNorm sees one chunk)."
     )
@@ -198,7 +204,7 @@ class TrainConfig(_Section):
 
     @model_validator(mode="after")
     def _divisible(self) -> TrainConfig:
-        if self.global_batch % (self.world_size * self.micro_batches) != 0:
+        if self.global_batch % (max(1, self.world_size) * self.micro_batches) != 0:
             raise ValueError(
                 f"global_batch {self.global_batch} is not divisible by world_size {self.world_size}"
                 f" x micro_batches {self.micro_batches}"
@@ -207,7 +213,10 @@ class TrainConfig(_Section):
 
     @property
     def local_batch(self) -> int:
-        """Rows per rank per step."""
+        """Rows per rank per step (of a resolved world size)."""
+        if self.world_size == 0:
+            raise ValueError("train.world_size 0 (one rank per GPU) is resolved on the machine that "
+                             "trains: chesszero.train.resolve_world_size")
         return self.global_batch // self.world_size
 
 
@@ -248,6 +257,27 @@ class EvaluateConfig(_Section):
         if len(set(value)) != len(value):
             raise ValueError(f"ladder rungs must be unique, got {value}")
         return value
+
+
+class Backend(str, Enum):
+    """Inference runtime of every stage that runs a published artifact
+    (``chesszero.publish.backends`` builds it and says when it cannot run)."""
+
+    ORT_CPU = "ort-cpu"
+    """ONNX Runtime, CPU execution provider (INT8 kernels on x86)."""
+    TORCH = "torch"
+    """PyTorch from the deployment state beside the artifact: CUDA with autocast and
+    CUDA graphs when a GPU is visible, float32 on the CPU otherwise."""
+    ORT_GPU = "ort-gpu"
+    """ONNX Runtime's CUDA (and TensorRT, when listed) execution providers (onnxruntime-gpu)."""
+    TENSORRT = "tensorrt"
+    """A native TensorRT engine built once and refitted per artifact (tensorrt package, GPU)."""
+
+
+class InferenceConfig(_Section):
+    backend: Backend = Field(
+        description="Runtime of self-play, evaluation, the promotion matches and the fidelity "
+        "gate: ort-cpu | torch | ort-gpu | tensorrt (checked at campaign start).")
 
 
 class CampaignConfig(_Section):
@@ -337,6 +367,7 @@ class Config(_Section):
     train: TrainConfig
     publish: PublishConfig
     evaluate: EvaluateConfig
+    inference: InferenceConfig
     campaign: CampaignConfig
     progressive: ProgressiveConfig
 

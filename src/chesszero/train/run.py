@@ -6,8 +6,8 @@
         --checkpoint runs/r1/train.pt [--stats-out runs/r1/quantum.json]
     torchrun --nnodes 2 ... -m chesszero train --preset paper ...
 
-With ``train.world_size > 1`` and no torchrun environment, ``chesszero
-train`` starts the ranks itself on this machine (``torchrun --standalone
+With ``train.world_size > 1`` (0: one rank per visible GPU) and no
+torchrun environment, ``chesszero train`` starts the ranks itself on this machine (``torchrun --standalone
 --nproc_per_node=<world_size>``); across machines, run torchrun yourself.
 
 One call = one quantum: resume from ``--checkpoint`` when it exists, credit
@@ -38,7 +38,12 @@ from chesszero.config import Config, load_config, parse_overrides
 from chesszero.fsio import write_json_atomic
 from chesszero.replay import CreditLedger, ReplayStore, SamplerOptions, StoreHeader, StoreSampler
 from chesszero.train.checkpoint import load_checkpoint
-from chesszero.train.distributed import DistContext, init_distributed, shutdown_distributed
+from chesszero.train.distributed import (
+    DistContext,
+    init_distributed,
+    resolve_world_size,
+    shutdown_distributed,
+)
 from chesszero.train.sources import SampledBatches
 from chesszero.train.stats import QuantumStats
 from chesszero.train.trainer import Trainer
@@ -247,7 +252,7 @@ def train_command(
         record["generation"] = generation
     job = QuantumJob(cfg, Path(replay), Path(checkpoint), None if stats_out is None else Path(stats_out),
                      steps, record, catch_up)
-    world = cfg.train.world_size
+    world = resolve_world_size(cfg.train).world_size
     if world > 1 and "WORLD_SIZE" not in os.environ:
         if not catch_up and not quantum_funded(job):
             print("not enough admitted replay rows for a quantum yet", file=sys.stderr)
