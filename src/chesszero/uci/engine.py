@@ -353,21 +353,23 @@ def run_uci(
     evaluator: Evaluator | None = None,
     parallel_leaves: int | None = None,
     seed: int = 0,
+    backend: str = "ort-cpu",
 ) -> int:
     """Runs a UCI session until ``quit`` or end of input; returns the exit status.
 
     The network comes from ``evaluator`` when given, else from the ONNX
     artifact at ``model_path`` (see ``uci.model``), else a uniform evaluator
     (search without a network, announced in ``id name`` and an info line).
-    ``visits`` and ``threads`` are the initial ``Visits`` and ``Threads``.
-    A missing model file or an out-of-range option is reported on stderr
-    with status 2 before any protocol traffic.
+    ``visits`` and ``threads`` are the initial ``Visits`` and ``Threads``;
+    ``backend`` the inference backend of the model file.
+    A missing model file, a backend that cannot run here or an out-of-range
+    option is reported on stderr with status 2 before any protocol traffic.
     """
     try:
         if evaluator is not None:
             source = source_from_evaluator(evaluator)
         elif model_path is not None:
-            source = source_from_path(model_path)
+            source = source_from_path(model_path, backend)
         else:
             source = uniform_source()
         settings = EngineSettings(visits=visits, threads=threads)
