@@ -101,7 +101,9 @@ function showAnalysis(result, mode) {
   $('eval-side').textContent = `${mode === 'browser' ? 'In-browser' : 'Server'} search, ${Math.round(result.visits)} visits, ${side} to move`;
   if (wdl) {
     const [w, d, l] = wdl.map((v) => (100 * v).toFixed(1));
-    $('wdl-text').textContent = `win ${w}% · draw ${d}% · loss ${l}% (value ${result.value.toFixed(3)})`;
+    // In the browser: the network's own WDL at the root; from the server: SPEC 5's wdl(v) of the search value.
+    const what = mode === 'browser' ? 'network' : 'search';
+    $('wdl-text').textContent = `${what}: win ${w}% · draw ${d}% · loss ${l}% (search value ${result.value.toFixed(3)})`;
     $('wdl-w').style.width = `${w}%`;
     $('wdl-d').style.width = `${d}%`;
     $('wdl-l').style.width = `${l}%`;
