@@ -63,10 +63,6 @@ export function squareIndex(name) {
   return (name.charCodeAt(1) - 49) * 8 + (name.charCodeAt(0) - 97);
 }
 
-function squareName(index) {
-  return String.fromCharCode(97 + (index & 7)) + String.fromCharCode(49 + (index >> 3));
-}
-
 const canon = (sq, white) => (white ? sq : sq ^ 56);
 
 /** The action id of a chess.js verbose move (castling: king -> own rook square). */
@@ -277,9 +273,15 @@ export function encode(game, out = new Float32Array(NUM_PLANES * 64)) {
 
 /** Hex SHA-256 of the planes' float32 little-endian bytes (what the golden file records). */
 export async function planesSha256(planes) {
-  const bytes = new Uint8Array(planes.buffer, planes.byteOffset, planes.byteLength);
+  return sha256Hex(new Uint8Array(planes.buffer, planes.byteOffset, planes.byteLength));
+}
+
+/** Hex SHA-256 of bytes (Web Crypto: browsers offer it on https:// and localhost pages only). */
+export async function sha256Hex(bytes) {
+  if (!globalThis.crypto?.subtle) {
+    throw new Error('this page needs SHA-256 (Web Crypto), which browsers offer only on https:// or '
+      + 'localhost pages: open it as http://127.0.0.1 or http://localhost, or serve it over HTTPS');
+  }
   const digest = await globalThis.crypto.subtle.digest('SHA-256', bytes);
   return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, '0')).join('');
 }
-
-export { squareName };

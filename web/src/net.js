@@ -17,9 +17,3 @@ export async function loadNet(bytes) {
     },
   };
 }
-
-/** Hex SHA-256 of bytes. */
-export async function sha256Hex(bytes) {
-  const digest = await globalThis.crypto.subtle.digest('SHA-256', bytes);
-  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, '0')).join('');
-}

@@ -5,8 +5,7 @@
 // WDL with the Python side's values. Any disagreement beyond the file's
 // tolerance is a failure with a message naming the position and the value.
 
-import { actionOf, encode, GameRecord, NUM_ACTIONS, NUM_PLANES, planesSha256 } from './encoding.js';
-import { sha256Hex } from './net.js';
+import { actionOf, encode, GameRecord, NUM_ACTIONS, NUM_PLANES, planesSha256, sha256Hex } from './encoding.js';
 import { priors } from './search.js';
 
 export const GOLDEN_FORMAT = 1;
