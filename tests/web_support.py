@@ -15,7 +15,6 @@ import socket
 import subprocess
 import tempfile
 import threading
-import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -68,29 +67,27 @@ def published() -> Path:
 
 
 class ServerThread:
-    """``chesszero web``'s app for `model` under uvicorn on a free local port, in a thread."""
+    """``chesszero web``'s app for `model` under uvicorn in a thread, on a local
+    socket that listens before the thread starts: a request made at once waits
+    in the socket's backlog until uvicorn takes it (no start-up polling)."""
 
     def __init__(self, model: ServedModel) -> None:
         import uvicorn
 
         from chesszero.web import create_app
 
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            self.port = probe.getsockname()[1]
-        self.url = f"http://127.0.0.1:{self.port}/"
-        self.server = uvicorn.Server(uvicorn.Config(create_app(model), host="127.0.0.1", port=self.port,
-                                                    log_level="warning", lifespan="on"))
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
+        self.socket = socket.socket()
+        self.socket.bind(("127.0.0.1", 0))
+        self.socket.listen(64)
+        self.url = f"http://127.0.0.1:{self.socket.getsockname()[1]}/"
+        self.server = uvicorn.Server(uvicorn.Config(create_app(model), log_level="warning", lifespan="on"))
+        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.socket]}, daemon=True)
 
     def __enter__(self) -> ServerThread:
         self.thread.start()
-        deadline = time.monotonic() + 30
-        while not self.server.started:
-            assert self.thread.is_alive() and time.monotonic() < deadline, "the web server did not start"
-            time.sleep(0.02)
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.server.should_exit = True
         self.thread.join(timeout=30)
+        self.socket.close()
