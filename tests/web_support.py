@@ -25,6 +25,7 @@ from chesszero.web import ServedModel
 
 ROOT = Path(__file__).resolve().parents[1]
 ENCODER_CHECK = ROOT / "web" / "build" / "encoder-check.mjs"
+SEARCH_CHECK = ROOT / "web" / "build" / "search-check.mjs"
 STATIC_DIST = ROOT / "src" / "chesszero" / "web" / "static" / "dist"
 
 
@@ -38,16 +39,20 @@ def planes_sha256(planes: np.ndarray) -> str:
     return hashlib.sha256(np.ascontiguousarray(planes, dtype="<f4").tobytes()).hexdigest()
 
 
-def node_encode(games: Sequence[dict], *, timeout: float = 300) -> list[dict]:
-    """Runs the JavaScript encoder (``web/src/encoder_check.js``) on ``games``
-    (``start_fen``, ``moves``, ``plies``; ``full`` for the planes too)."""
+def run_node(script: Path, requests: Sequence[dict], *, timeout: float = 300) -> list[dict]:
+    """One JSON line per request in, one per answer out, through a built Node command."""
     node = shutil.which("node")
     assert node, "node is not installed (`make web` needs Node.js and npm)"
-    script = require_build(ENCODER_CHECK)
-    done = subprocess.run([node, str(script)], input="".join(json.dumps(g) + "\n" for g in games),
+    done = subprocess.run([node, str(require_build(script))], input="".join(json.dumps(r) + "\n" for r in requests),
                           capture_output=True, text=True, timeout=timeout)
     assert done.returncode == 0, done.stderr
     return [json.loads(line) for line in done.stdout.splitlines()]
+
+
+def node_encode(games: Sequence[dict], *, timeout: float = 300) -> list[dict]:
+    """Runs the JavaScript encoder (``web/src/encoder_check.js``) on ``games``
+    (``start_fen``, ``moves``, ``plies``; ``full`` for the planes too)."""
+    return run_node(ENCODER_CHECK, games, timeout=timeout)
 
 
 @functools.cache

@@ -1,5 +1,5 @@
 // Builds the page into ../src/chesszero/web/static/dist (served by `chesszero web`,
-// shipped in the wheel) and the encoder check into build/ (for the test suite).
+// shipped in the wheel) and the encoder and search checks into build/ (for the test suite).
 import { build } from 'esbuild';
 import { copyFileSync, mkdirSync, rmSync } from 'node:fs';
 
@@ -20,12 +20,15 @@ await build({
 for (const file of ['ort-wasm-simd-threaded.wasm', 'ort-wasm-simd-threaded.mjs']) {
   copyFileSync(`node_modules/onnxruntime-web/dist/${file}`, `${dist}/${file}`);
 }
-await build({
-  entryPoints: ['src/encoder_check.js'],
-  bundle: true,
-  platform: 'node',
-  format: 'esm',
-  target: 'node18',
-  outfile: 'build/encoder-check.mjs',
-  logLevel: 'warning',
-});
+// Node commands for the test suite: the encoder and the search, as the page runs them.
+for (const name of ['encoder', 'search']) {
+  await build({
+    entryPoints: [`src/${name}_check.js`],
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node18',
+    outfile: `build/${name}-check.mjs`,
+    logLevel: 'warning',
+  });
+}

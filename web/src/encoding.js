@@ -177,6 +177,14 @@ export class GameRecord {
     this._legal = null;
   }
 
+  /** True when a move of legalMoves() checkmates. */
+  mates(move) {
+    this.pushFast(move);
+    const mate = this.chess.isCheck() && this.legalMoves().length === 0;
+    this.pop();
+    return mate;
+  }
+
   /** SAN of a move of legalMoves() in the current position. */
   san(move) {
     const made = this.chess.move({ from: move.from, to: move.to, promotion: move.promotion });

@@ -9,8 +9,12 @@
 // Positions that end the game are scored without the network (checkmate -1
 // for the side to move, other endings 0), and inside the tree a position that
 // repeats an earlier one of the game or the search path scores a draw
-// (twofold, as the native search does). Not here: the native search's proven
-// results (certainty propagation), parallel leaves and subtree reuse: every
+// (twofold, as the native search does). As in the native search, a position
+// is recognised as won when it is expanded and one of its moves mates, so a
+// mate in one is never missed whatever its prior: such a position backs up
+// +1 from then on, and at the root the mating move is played at once. Not
+// here: the rest of the native search's proven results (proofs through more
+// plies, proven draws and losses), parallel leaves and subtree reuse: every
 // call searches afresh, one leaf per network call.
 
 import { actionOf, encode, NUM_ACTIONS, NUM_PLANES, uciOf } from './encoding.js';
@@ -24,7 +28,8 @@ class Node {
     this.n = 0;
     this.w = 0; // sum of backed-up values, this node's side to move
     this.children = null;
-    this.terminal = null; // exact value for the side to move when the game ended here
+    this.terminal = null; // exact value for the side to move: the game ended here (-1, 0), or a move mates (+1)
+    this.mate = null; // that mating child
   }
 
   value() { return this.n > 0 ? this.w / this.n : 0; }
@@ -95,6 +100,11 @@ export async function search(game, net, visits) {
         node.children = priors(game, logits).map(({ move, prior }) => new Node(move, prior));
         value = wdl[0] - wdl[2];
         if (node === root) rootWdl = Array.from(wdl);
+        node.mate = node.children.find((c) => game.mates(c.move)) ?? null;
+        if (node.mate) {
+          node.terminal = 1;
+          value = 1;
+        }
       }
     }
     for (let i = path.length - 1; i >= 0; i--) {
@@ -103,8 +113,10 @@ export async function search(game, net, visits) {
       value = -SETTINGS.discount * value;
       if (i > 0) game.pop();
     }
+    if (root.mate) break; // mate in one: nothing to search
   }
   const ranked = [...root.children].sort((a, b) => b.n - a.n || b.prior - a.prior);
+  if (root.mate) ranked.unshift(...ranked.splice(ranked.indexOf(root.mate), 1));
   const pv = [];
   for (let node = ranked[0]; node; node = node.children && [...node.children].sort((a, b) => b.n - a.n)[0]) {
     if (node.n === 0) break;
