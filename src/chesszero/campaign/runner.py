@@ -32,6 +32,7 @@ from chesszero.campaign.selfplay_stage import (
     ActorJob,
     ActorSummary,
     aggregate,
+    cap_metrics,
     plan_selfplay,
     positions_needed,
     run_actor_job,
@@ -144,6 +145,7 @@ def finish_selfplay(campaign: Campaign, started: float) -> dict[str, float]:
     metrics[M.SELFPLAY_CONVERSION_WON] = agg["conversion_converted"]
     if "conversion" in agg:  # no lead of 5+ pawns in any game: no rate
         metrics[M.SELFPLAY_CONVERSION] = agg["conversion"]
+    metrics.update(cap_metrics(summaries + overlap))
     _finish(campaign, state, started, metrics)
     return metrics
 
