@@ -32,6 +32,9 @@ def line_figure(path: Path, x: Sequence[float], series: Mapping[str, Sequence[fl
         ax.annotate(label, (ax.get_xlim()[0], y), fontsize=8, color="grey", va="bottom")
     if log_y:
         ax.set_yscale("log")
+    from matplotlib.ticker import MaxNLocator
+
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set(title=title, xlabel=xlabel, ylabel=ylabel)
     return _save(plt, fig, ax, path)
 

@@ -18,7 +18,7 @@ The faults:
   surviving name's value, and the others silently read it (the paper's defect:
   equal template scales + optimisation + a refit with unequal scales).
 - :func:`scramble_layer`: one convolution's weights permuted.
-- :func:`wrong_scale`: one quantisation scale multiplied by a factor.
+- :func:`wrong_scale`: one activation quantisation scale multiplied by a factor.
 """
 
 from __future__ import annotations
@@ -158,8 +158,9 @@ def scramble_layer(artifact: Artifact, out: Path, *, seed: int = 0) -> Artifact:
     return _rewrite(artifact, out, "scramble (no INT8 convolution)", edit)
 
 
-def wrong_scale(artifact: Artifact, out: Path, *, factor: float = 8.0) -> Artifact:
-    """A copy with the first activation quantiser's scale multiplied by ``factor`` (Q and DQ alike)."""
+def wrong_scale(artifact: Artifact, out: Path, *, factor: float = 1.0 / 16.0) -> Artifact:
+    """A copy with the first activation quantiser's scale multiplied by ``factor`` (Q and DQ alike);
+    the default, 1/16, clips that activation at a sixteenth of its calibrated range."""
     def edit(model: onnx.ModelProto, inits: dict[str, onnx.TensorProto]) -> str | None:
         for names in _scale_names(model.graph):
             if len(names) > 1 and all(inits[n].dims == [] or int(np.prod(inits[n].dims)) == 1 for n in names):
