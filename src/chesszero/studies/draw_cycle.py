@@ -65,7 +65,7 @@ class CycleSettings:
             return cls("smoke", 2, ("plain", "assist-conversion"),
                        {**cheap_eval, "evaluate.visits": 8, "selfplay.material_assist": [[0, 0.5]],
                         "search.draw_score": 0.2})
-        return cls("cpu", 6, tuple(a.slug for a in ARMS),
+        return cls("cpu", 4, tuple(a.slug for a in ARMS),
                    {**cheap_eval, "evaluate.visits": 32, "train.steps_per_quantum": 32})
 
 
