@@ -25,6 +25,7 @@ from chesszero.publish.calibration import (
     calibration_set_from_games,
     random_positions,
 )
+from chesszero.studies.teacher import TeacherFit
 
 
 @contextlib.contextmanager
@@ -64,25 +65,7 @@ def _trained_state(size: str, steps: int, seed: int) -> dict[str, torch.Tensor]:
 
 
 def _train(size: str, steps: int, seed: int) -> dict[str, torch.Tensor]:
-    torch.manual_seed(seed)
-    net = ChessNet(size).train()
-    calib = calibration(256, seed + 1)
-    planes, legal = torch.from_numpy(calib.planes.copy()), torch.from_numpy(calib.legal.copy())
-    g = torch.Generator().manual_seed(seed)
-    preference = torch.randn(core.NUM_ACTIONS, generator=g)
-    target = torch.where(legal, preference, torch.tensor(-1e9)).argmax(dim=1)
-    ahead = planes[:, 40:46, 0, 0].sum(dim=1)
-    wdl_target = torch.where(ahead > 0, 0, torch.where(ahead < 0, 2, 1))
-    optimizer = torch.optim.Adam(net.parameters(), lr=3e-3)
-    for _ in range(steps):
-        index = torch.randint(0, len(planes), (32,), generator=g)
-        out = net(planes[index])
-        logits = out.policy.masked_fill(~legal[index], -1e9)
-        loss = torch.nn.functional.cross_entropy(logits, target[index])
-        loss = loss + torch.nn.functional.cross_entropy(out.wdl, wdl_target[index])
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
+    net = TeacherFit(size, calibration(256, seed + 1), seed=seed).fit(steps)
     return {k: v.detach().clone() for k, v in net.state_dict().items()}
 
 

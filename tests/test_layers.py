@@ -28,6 +28,7 @@ LAYERS: list[set[str]] = [
     {"publish"},
     {"evaluate"},
     {"campaign"},
+    {"studies"},  # failure studies: experiment configurations over campaigns, publication and matches
     {"cli", "uci", "web", "demo", "__main__"},  # entry points
 ]
 RANK = {name: i for i, layer in enumerate(LAYERS) for name in layer}

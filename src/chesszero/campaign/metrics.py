@@ -37,6 +37,12 @@ SELFPLAY_CONVERSION = "selfplay/conversion"
 the side went on to win; not logged in a generation without such a lead."""
 SELFPLAY_CONVERSION_CHANCES = "selfplay/conversion_opportunities"
 SELFPLAY_CONVERSION_WON = "selfplay/conversion_converted"
+SELFPLAY_CAPPED_SHARE = "selfplay/capped_share"
+"""Late-game target diagnostics (paper 6.1, ``selfplay.cap_diagnostics``): games
+stopped at the ply cap, admitted rows inheriting a cut target, plies played
+without a training row; each a share, not logged in a generation without games."""
+SELFPLAY_CUT_TARGET_SHARE = "selfplay/cut_target_share"
+SELFPLAY_INELIGIBLE_SHARE = "selfplay/ineligible_share"
 _RULE_COLUMNS = (
     Termination.CHECKMATE,
     Termination.STALEMATE,

@@ -35,6 +35,7 @@ from chesszero.campaign.selfplay_stage import (
     ActorJob,
     ActorSummary,
     aggregate,
+    cap_metrics,
     plan_selfplay,
     positions_needed,
     run_actor_job,
@@ -177,6 +178,7 @@ def finish_selfplay(campaign: Campaign, started: float) -> dict[str, float]:
         run.metrics[M.SELFPLAY_CONVERSION_WON] = agg["conversion_converted"]
         if "conversion" in agg:  # no lead of 5+ pawns in any game: no rate
             run.metrics[M.SELFPLAY_CONVERSION] = agg["conversion"]
+        run.metrics.update(cap_metrics(shards))
     return run.metrics
 
 

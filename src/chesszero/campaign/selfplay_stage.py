@@ -14,10 +14,11 @@ import math
 import threading
 import time
 import uuid
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from chesszero.campaign import metrics as M
 from chesszero.campaign.context import Campaign, CampaignPaths
 from chesszero.campaign.search_settings import selfplay_search
 from chesszero.campaign.state import write_json_atomic
@@ -58,6 +59,7 @@ class ActorSummary:
     label: str
     conversion_opportunities: int = 0  # (game, side) leads of 5+ pawns (selfplay.logs.conversion_counts)
     conversion_converted: int = 0  # of those, won by that side
+    diagnostics: dict[str, int] = field(default_factory=dict)  # CapDiagnostics counts (selfplay.cap_diagnostics)
 
     @property
     def searches_per_second(self) -> float:
@@ -184,7 +186,7 @@ def run_actor_job(job: ActorJob, *, stop: threading.Event | None = None,
                 positions=report.positions, searches=report.searches, seconds=report.seconds,
                 terminations=dict(report.terminations), label=job.label,
                 conversion_opportunities=report.conversion.opportunities,
-                conversion_converted=report.conversion.converted)
+                conversion_converted=report.conversion.converted, diagnostics=asdict(report.diagnostics))
             write_json_atomic(pending_path, {"committed": asdict(summary),
                                              "pending": [p.to_dict() for p in actor.pending]})
             if report.path is not None:
@@ -201,6 +203,19 @@ def positions_needed(cfg: Config, available_presentations: float) -> int:
     cost = cfg.train.steps_per_quantum * cfg.train.global_batch
     missing = max(0.0, cost - available_presentations)
     return math.ceil(missing / cfg.replay.reuse_ratio)
+
+
+def cap_metrics(summaries: list[ActorSummary]) -> dict[str, float]:
+    """The generation's late-game target diagnostics as campaign metrics (paper
+    6.1); a share without games (or rows, or plies) is left out."""
+    from chesszero.selfplay.cap_diagnostics import CapDiagnostics
+
+    total = CapDiagnostics()
+    for s in summaries:
+        total += CapDiagnostics(**s.diagnostics)
+    shares = {M.SELFPLAY_CAPPED_SHARE: total.capped_share, M.SELFPLAY_CUT_TARGET_SHARE: total.cut_target_share,
+              M.SELFPLAY_INELIGIBLE_SHARE: total.ineligible_share}
+    return {k: v for k, v in shares.items() if v is not None}
 
 
 def aggregate(summaries: list[ActorSummary]) -> dict[str, float]:

@@ -5,7 +5,8 @@ Subcommands: ``demo``, ``perft`` (native core), ``selfplay`` (one actor ->
 a Parquet shard), ``train`` (one training quantum), ``publish`` (checkpoint
 -> gated artifact), ``uci`` (play the network), ``ladder`` (delegates to
 ``chesszero.evaluate.ladder``), ``campaign``, ``grow`` (checkpoint -> larger
-network, same outputs), ``web`` (play the model in a browser), ``bench`` (delegates to
+network, same outputs), ``web`` (play the model in a browser), ``study``
+(failure studies, ``chesszero.studies``), ``bench`` (delegates to
 ``benchmarks/run_all.py`` of a source checkout).
 
 Bad input (a ``ValueError`` or a missing file, and argument errors) is one
@@ -24,6 +25,7 @@ from pathlib import Path
 from chesszero.cli import campaign as campaign_cli
 from chesszero.cli import grow as grow_cli
 from chesszero.cli import ladder as ladder_cli
+from chesszero.cli import study as study_cli
 from chesszero.cli import web as web_cli
 from chesszero.cli.common import UsageError, _Parser, add_backend_argument
 
@@ -264,6 +266,7 @@ def build_parser() -> argparse.ArgumentParser:
     campaign_cli.add_parser(sub)
     grow_cli.add_parser(sub)
     web_cli.add_parser(sub)
+    study_cli.add_parser(sub)
     # Delegated: everything after the command name goes to the benchmark runner's parser.
     sub.add_parser("bench", add_help=False,
                    help="run every benchmark, write reports/bench (chesszero bench --help)")

@@ -16,8 +16,10 @@ or recorded (searched) positions is met, then:
   finished continuation game; games stopped at the ply cap are left out
   (their natural outcome is unknown, paper 4.2.5),
 - returns a :class:`ShardReport` with the termination histogram, the
-  non-decisive rate (draw-cycle diagnostics, reference 004) and the
-  conversion count (leads of 5+ pawns, and how many were won).
+  non-decisive rate (draw-cycle diagnostics, reference 004), the
+  conversion count (leads of 5+ pawns, and how many were won) and the
+  late-game target counts (``cap_diagnostics``: capped games, rows on a cut
+  target, plies without a training row; paper 6.1).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from chesszero.material import Conversion
 from chesszero.search.evaluators import Evaluator
 from chesszero.search.pipeline import BatchPipeline
 from chesszero.selfplay.archive import ArchiveSettings, RestartArchive
+from chesszero.selfplay.cap_diagnostics import CapDiagnostics, cap_diagnostics
 from chesszero.selfplay.logs import (
     PendingGame,
     conversion_counts,
@@ -111,6 +114,7 @@ class ShardReport:
     evaluations: int
     batches: int
     conversion: Conversion = field(default_factory=Conversion)  # ``logs.conversion_counts``
+    diagnostics: CapDiagnostics = field(default_factory=CapDiagnostics)  # ``cap_diagnostics``
 
     @property
     def games(self) -> int:
@@ -244,6 +248,7 @@ class SelfPlayActor:
             evaluations=after["evaluations"] - before["evaluations"],
             batches=after["batches"] - before["batches"],
             conversion=conversion_counts(records),
+            diagnostics=cap_diagnostics(records),
         )
 
     def _top_up_restarts(self) -> None:

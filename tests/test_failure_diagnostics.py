@@ -1,0 +1,75 @@
+"""Study 1's per-generation diagnostics against hand-computed values on synthetic records."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from chesszero.campaign import metrics as M
+from chesszero.campaign.selfplay_stage import ActorSummary, cap_metrics
+from chesszero.selfplay.cap_diagnostics import CapDiagnostics, cap_diagnostics
+from chesszero.selfplay.records import GameRecord, SearchedPly
+
+START = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
+MOVES = ["e2e4", "e7e5", "g1f3", "b8c6", "f1b5", "a7a6", "b5a4", "g8f6"]
+
+
+def _ply(ply: int, *, cap: bool = False) -> SearchedPly:
+    return SearchedPly(ply=ply, policy_ids=[0], policy_counts=[1.0], policy_prior=[1.0], policy_discarded=0.0,
+                       root_value=0.0, raw_value=0.0, policy_surprise=0.0, best_q=0.0, visits=1.0,
+                       is_cap_search=cap)
+
+
+def _record(prefix: int, moves: int, searched: list[int], *, termination: str = "checkmate",
+            cap: bool = False) -> GameRecord:
+    """A game of ``prefix`` unsearched plies then ``moves`` plies, searched at ``searched``."""
+    plies = [_ply(p) for p in searched] + ([_ply(moves, cap=True)] if cap else [])
+    return GameRecord(game_id="g", model_id="m", generation=0, start_type="random", start_fen=START,
+                      prefix_moves=MOVES[:prefix], moves=MOVES[prefix:prefix + moves], plies=plies,
+                      result="1/2-1/2" if cap else "1-0", termination=termination,  # type: ignore[arg-type]
+                      cap_value=0.1 if cap else None)
+
+
+RECORDS = [
+    # 2 prefix plies, 6 searched moves: 8 plies played, 6 rows, 2 ineligible
+    _record(2, 6, list(range(6))),
+    # capped: 0 prefix, 4 moves all searched + the cap search: 4 plies, 5 rows (all on a cut target)
+    _record(0, 4, list(range(4)), termination="ply_cap", cap=True),
+    # 3 prefix plies, 5 moves of which ply 2 was played without a recorded search: 8 played, 4 rows, 4 ineligible
+    _record(3, 5, [0, 1, 3, 4]),
+]
+
+
+def test_counts_match_hand_computed_values() -> None:
+    d = cap_diagnostics(RECORDS)
+    assert d == CapDiagnostics(games=3, capped_games=1, rows=15, cut_rows=5, plies=20, ineligible_plies=6)
+    assert d.capped_share == pytest.approx(1 / 3)
+    assert d.cut_target_share == pytest.approx(5 / 15)
+    assert d.ineligible_share == pytest.approx(6 / 20)
+
+
+def test_counts_add_over_shards_and_empty_is_undefined() -> None:
+    assert cap_diagnostics(RECORDS[:1]) + cap_diagnostics(RECORDS[1:]) == cap_diagnostics(RECORDS)
+    empty = cap_diagnostics([])
+    assert (empty.capped_share, empty.cut_target_share, empty.ineligible_share) == (None, None, None)
+    with pytest.raises(ValueError, match="part <= whole"):
+        CapDiagnostics(games=1, capped_games=2)
+
+
+def test_campaign_metrics_sum_actor_summaries() -> None:
+    def summary(records: list[GameRecord]) -> ActorSummary:
+        from dataclasses import asdict
+
+        return ActorSummary(shard=None, actor=0, games=len(records), positions=0, searches=0, seconds=1.0,
+                            terminations={}, label="main", diagnostics=asdict(cap_diagnostics(records)))
+
+    metrics = cap_metrics([summary(RECORDS[:2]), summary(RECORDS[2:])])
+    assert metrics[M.SELFPLAY_CAPPED_SHARE] == pytest.approx(1 / 3)
+    assert metrics[M.SELFPLAY_CUT_TARGET_SHARE] == pytest.approx(1 / 3)
+    assert metrics[M.SELFPLAY_INELIGIBLE_SHARE] == pytest.approx(0.3)
+    # a sidecar written before the diagnostics existed holds none: nothing is logged, nothing is faked
+    old = ActorSummary(shard=None, actor=0, games=2, positions=0, searches=0, seconds=1.0, terminations={},
+                       label="main")
+    assert cap_metrics([old]) == {}
+    assert all(math.isfinite(v) for v in metrics.values())

@@ -1,0 +1,87 @@
+"""Each failure study's --quick scale end to end: its report, tables of finite numbers, figures,
+the MLflow parent run, and the generated index (issue 12)."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from chesszero.studies.context import Scale
+from chesszero.studies.report import StudyReport, Table, parse_tables, write_report
+from chesszero.studies.run import STUDIES, run_study
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _is_number(cell: str) -> bool:
+    try:
+        float(cell)
+    except ValueError:
+        return False
+    return True
+
+
+def check_report(out: Path, name: str) -> dict:
+    md = (out / f"{name}.md").read_text()
+    tables = parse_tables(md)
+    assert tables, f"{name}: no tables"
+    for title, rows in tables.items():
+        assert rows, f"{name}: table {title!r} is empty"
+        numbers = [float(c) for row in rows for c in row.values() if _is_number(c)]
+        assert numbers, f"{name}: table {title!r} holds no numbers"
+        assert all(math.isfinite(x) for x in numbers), f"{name}: table {title!r} holds {numbers}"
+    summary = json.loads((out / f"{name}.json").read_text())
+    for fig in summary["figures"]:
+        assert (out / fig).stat().st_size > 1000, fig
+        assert f"]({fig})" in md
+    assert summary["finding"] and summary["finding"] in md
+    assert all(math.isfinite(v) for v in summary["headline"].values())
+    from mlflow.tracking import MlflowClient
+
+    run = MlflowClient(tracking_uri=summary["mlflow"]["uri"]).get_run(summary["mlflow"]["run_id"])
+    assert run.info.status == "FINISHED" and run.data.tags["chesszero.study"] == name
+    index = (out / "index.md").read_text()
+    assert summary["finding"] in index and f"({name}.md)" in index
+    assert "Not yet produced" in index  # promotion-loss, honestly
+    return summary
+
+
+@pytest.mark.parametrize("name", ["refit-drift", "late-game-targets", "draw-cycle"])
+def test_quick_study_writes_a_report_of_finite_numbers(name: str, tmp_path: Path) -> None:
+    run_study(name, Scale.QUICK, project=REPO, out=tmp_path / "out", work_root=tmp_path / "work")
+    summary = check_report(tmp_path / "out", name)
+    if name == "refit-drift":  # the gate rejects every injected fault and keeps the previous artifact
+        assert summary["headline"]["faults_caught"] == summary["headline"]["faults"] == 3
+        assert summary["headline"]["refit_repeat_max_diff"] == 0.0
+    if name == "draw-cycle":  # the campaigns are the parent run's children, in the same store
+        from mlflow.tracking import MlflowClient
+
+        client = MlflowClient(tracking_uri=summary["mlflow"]["uri"])
+        exp = client.get_experiment_by_name("chesszero")
+        children = client.search_runs([exp.experiment_id],
+                                      f"tags.`mlflow.parentRunId` = '{summary['mlflow']['run_id']}'")
+        assert len(children) == 2
+
+
+def test_tables_round_trip_and_reject_ragged_rows(tmp_path: Path) -> None:
+    report = StudyReport("x", "X", "paper", "finding", "quick",
+                         tables=[Table("T one", ["a", "b"], [["r", 0.5], ["s", None]]), Table("T two", ["c"], [[3]])])
+    write_report(report, tmp_path)
+    tables = parse_tables((tmp_path / "x.md").read_text())
+    assert tables == {"T one": [{"a": "r", "b": "0.5"}, {"a": "s", "b": "—"}], "T two": [{"c": "3"}]}
+    with pytest.raises(ValueError, match="cells"):
+        Table("bad", ["a", "b"], [[1]])
+
+
+def test_promotion_study_is_absent_and_says_why() -> None:
+    assert STUDIES["promotion-loss"].runner is None
+    with pytest.raises(ValueError, match="candidate"):
+        STUDIES["promotion-loss"].load()
+    done = subprocess.run([sys.executable, "-m", "chesszero", "study", "no-such-study"], capture_output=True,
+                          text=True, cwd=REPO)
+    assert done.returncode == 2 and "unknown study 'no-such-study'" in done.stderr
