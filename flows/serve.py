@@ -22,6 +22,7 @@ import argparse
 from pathlib import Path
 
 from prefect import serve
+from prefect.deployments.runner import EntrypointType
 
 from chesszero.campaign.flow import final_recipe
 
@@ -31,8 +32,11 @@ PRESETS = ("smoke", "cpu", "paper")
 
 
 def deployments(root: Path = ROOT) -> list:
+    # By module path: loaded from its file, the flow's module would be named `flow`,
+    # and Dask workers could not unpickle the actor task (`No module named 'flow'`).
     return [final_recipe.to_deployment(name=preset, parameters={"preset": preset, "root": str(root.resolve())},
-                                       description=f"chesszero campaign, preset {preset}")
+                                       description=f"chesszero campaign, preset {preset}",
+                                       entrypoint_type=EntrypointType.MODULE_PATH)
             for preset in PRESETS]
 
 
