@@ -12,9 +12,11 @@ if nothing happened:
   shard admitted twice and none lost; no metric logged twice at one step;
   no artifact registered twice; snapshots readable and pushed.
 
-The seed is printed (and chosen with ``KILLTEST_SEED``); so is the schedule
-and where each kill landed. The default suite runs ``KILLTEST_KILLS`` (10)
-kills over 3 generations; ``make killtest`` runs more seeds.
+The seed is printed (and chosen with ``KILLTEST_SEED``, default 15); so is the
+schedule and where each kill landed. The default suite delivers 10 kills
+(``KILLTEST_KILLS``) over 3 generations (``KILLTEST_GENERATIONS``): about
+2.5 minutes on an idle 2-core machine; ``make killtest`` runs a random seed
+with more kills.
 """
 
 from __future__ import annotations
@@ -144,9 +146,10 @@ def check_end(root: Path, generations: int) -> None:
     versions = client.search_model_versions(f"name = 'chesszero-{NAME}'")
     labels = [v.tags.get("artifact") for v in versions]
     assert len(labels) == len(set(labels)), labels
-    active = client.get_model_version_by_alias(f"chesszero-{NAME}", "active")
-    assert active.tags["artifact"] == f"gen{generations - 1:04d}" or json.loads(
-        (run_dir / "artifacts" / "active.json").read_text())["path"] == state["active_artifact"]
+    folder = Path(state["active_artifact"]).parent.name  # the registry's alias follows the state's artifact
+    label = "initial" if folder == "initial" else folder.replace("_", "")
+    assert client.get_model_version_by_alias(f"chesszero-{NAME}", "active").tags["artifact"] == label
+    assert json.loads((run_dir / "artifacts" / "active.json").read_text())["path"] == state["active_artifact"]
     store_dir = root.parent / "dvcstore"
     for g in range(generations):
         snap = root / "data" / "replay" / "snapshots" / NAME / f"gen_{g:04d}"
@@ -184,7 +187,8 @@ def run_killtest(tmp_path: Path, seed: int, kills: int, generations: int) -> Kil
 def test_kill_9_anywhere_through_the_prefect_flow(tmp_path: Path) -> None:
     seed = int(os.environ.get("KILLTEST_SEED", "15"))
     kills = int(os.environ.get("KILLTEST_KILLS", "10"))
-    run = run_killtest(tmp_path, seed, kills, generations=3)
-    landed = [x for x in run.landings if x.where != "missed"]
-    assert len(landed) >= kills - 1, run.describe()
+    generations = int(os.environ.get("KILLTEST_GENERATIONS", "3"))
+    run = run_killtest(tmp_path, seed, kills, generations)
+    delivered = [x for x in run.landings if x.where != "missed"]
+    assert len(delivered) >= min(kills, 10), run.describe()
     assert set(STAGES) <= run.landed_in(), run.describe()
