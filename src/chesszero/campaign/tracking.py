@@ -152,7 +152,7 @@ class Tracker:
             versions = self.client.search_model_versions(f"name = '{self.model_name}'")
         except MlflowException:  # no registered model yet
             return None
-        return next((v.version for v in versions if v.tags.get("artifact") == label), None)
+        return next((str(v.version) for v in versions if v.tags.get("artifact") == label), None)
 
     def set_terminated(self, status: str = "FINISHED") -> None:
         self.client.set_terminated(self.run_id, status=status)
