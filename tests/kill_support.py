@@ -200,36 +200,41 @@ def run_with_kills(root: Path, name: str, generations: int, run: KillRun, api_ur
     logs.mkdir(exist_ok=True)
     camp = CampaignProcess(root, name, generations, api_url, logs)
     camp.start()
-    queue = list(run.schedule)
-    while queue:
-        kill = queue.pop(0)
-        reached = wait_for_start(camp, kill, timeout)
-        if reached:
-            time.sleep(kill.fraction * expected_length(camp, kill.stage))
-        if not reached or camp.proc.poll() is not None:
-            run.landings.append(Landing(kill, "missed"))
-            if camp.proc.poll() is not None:
-                break
-            continue
-        camp.kill()
-        where, gen = landing(camp)
-        run.landings.append(Landing(kill, where, gen))
-        if kill.stage not in run.landed_in() and kill.generation + 1 < generations \
-                and kill.stage not in FIRST_GENERATION_ONLY:  # the stage was over: aim at the next one
-            retry = Kill(kill.generation + 1, kill.stage, round(kill.fraction / 2, 2))
-            run.retargeted.append(retry)
-            queue.append(retry)
-            queue.sort(key=lambda k: (k.generation, STAGES.index(k.stage)))
-        check_at_rest()
-        camp.start()
-    assert camp.proc is not None
     try:
-        camp.proc.wait(timeout=timeout * 2)
-    except subprocess.TimeoutExpired:
-        camp.kill()
-        raise AssertionError(f"the resumed campaign did not finish:\n{camp.log_tail()}") from None
-    if camp.proc.returncode != 0:
-        raise AssertionError(f"the resumed campaign failed ({camp.proc.returncode}):\n{camp.log_tail()}")
+        queue = list(run.schedule)
+        while queue:
+            kill = queue.pop(0)
+            reached = wait_for_start(camp, kill, timeout)
+            if reached:
+                time.sleep(kill.fraction * expected_length(camp, kill.stage))
+            if not reached or camp.proc.poll() is not None:
+                run.landings.append(Landing(kill, "missed"))
+                if camp.proc.poll() is not None:
+                    break
+                continue
+            camp.kill()
+            where, gen = landing(camp)
+            run.landings.append(Landing(kill, where, gen))
+            if kill.stage not in run.landed_in() and kill.generation + 1 < generations \
+                    and kill.stage not in FIRST_GENERATION_ONLY:  # the stage was over: aim at the next one
+                retry = Kill(kill.generation + 1, kill.stage, round(kill.fraction / 2, 2))
+                run.retargeted.append(retry)
+                queue.append(retry)
+                queue.sort(key=lambda k: (k.generation, STAGES.index(k.stage)))
+            check_at_rest()
+            camp.start()
+        assert camp.proc is not None
+        try:
+            camp.proc.wait(timeout=timeout * 2)
+        except subprocess.TimeoutExpired:
+            camp.kill()
+            raise AssertionError(f"the resumed campaign did not finish:\n{camp.log_tail()}") from None
+        if camp.proc.returncode != 0:
+            raise AssertionError(f"the resumed campaign failed ({camp.proc.returncode}):\n{camp.log_tail()}")
+    except BaseException:
+        if camp.proc is not None and camp.proc.poll() is None:  # leave no campaign running behind a failure
+            camp.kill()
+        raise
     run.launches = camp.count
     return camp
 

@@ -16,7 +16,7 @@ The seed is printed (and chosen with ``KILLTEST_SEED``, default 15); so is the
 schedule and where each kill landed. The default suite delivers 10 kills
 (``KILLTEST_KILLS``) over 3 generations (``KILLTEST_GENERATIONS``): about
 2.5 minutes on an idle 2-core machine; ``make killtest`` runs a random seed
-with more kills.
+with more kills, and ``KILLTEST_WORLD_SIZE=2`` trains through torchrun.
 """
 
 from __future__ import annotations
@@ -158,8 +158,14 @@ def check_end(root: Path, generations: int) -> None:
         assert (store_dir / "files" / "md5" / md5[:2] / md5[2:]).exists(), f"{snap} not pushed"
 
 
-def make_project(tmp_path: Path) -> Path:
+def make_project(tmp_path: Path, world_size: int = 1) -> Path:
+    import yaml
+
     root = make_root(tmp_path / "root")
+    if world_size > 1:  # training through torchrun: kills land in the ranks too
+        params = yaml.safe_load((root / "params.yaml").read_text())
+        params["presets"]["smoke"]["train"]["world_size"] = world_size
+        (root / "params.yaml").write_text(yaml.safe_dump(params))
     make_dvc_project(root)
     env = campaign_env(root)
     subprocess.run([str(VENV_BIN / "dvc"), "remote", "add", "-d", "store", str(tmp_path / "dvcstore")], cwd=root,
@@ -167,8 +173,8 @@ def make_project(tmp_path: Path) -> Path:
     return root
 
 
-def run_killtest(tmp_path: Path, seed: int, kills: int, generations: int) -> KillRun:
-    root = make_project(tmp_path)
+def run_killtest(tmp_path: Path, seed: int, kills: int, generations: int, world_size: int = 1) -> KillRun:
+    root = make_project(tmp_path, world_size)
     run = KillRun(seed, make_schedule(seed, generations, kills))
     print(run.describe(), flush=True)
     started = time.monotonic()
@@ -188,7 +194,8 @@ def test_kill_9_anywhere_through_the_prefect_flow(tmp_path: Path) -> None:
     seed = int(os.environ.get("KILLTEST_SEED", "15"))
     kills = int(os.environ.get("KILLTEST_KILLS", "10"))
     generations = int(os.environ.get("KILLTEST_GENERATIONS", "3"))
-    run = run_killtest(tmp_path, seed, kills, generations)
+    world_size = int(os.environ.get("KILLTEST_WORLD_SIZE", "1"))
+    run = run_killtest(tmp_path, seed, kills, generations, world_size)
     delivered = [x for x in run.landings if x.where != "missed"]
     assert len(delivered) >= min(kills, 10), run.describe()
     assert set(STAGES) <= run.landed_in(), run.describe()
