@@ -28,7 +28,7 @@ from prefect.cache_policies import NO_CACHE
 from prefect.task_runners import TaskRunner, ThreadPoolTaskRunner
 
 from chesszero.campaign.context import Campaign
-from chesszero.campaign.dispatch import Limits, Metrics, Stage, drive, run_stage
+from chesszero.campaign.dispatch import Limits, Metrics, Stage, StageArgs, drive, run_stage
 from chesszero.campaign.progress import Reporter
 from chesszero.campaign.selfplay_stage import ActorJob, run_actor_job
 from chesszero.config import Config
@@ -39,7 +39,7 @@ def _open(root: str, name: str, preset: str) -> Campaign:
 
 
 @task(name="stage", cache_policy=NO_CACHE)
-def stage_task(root: str, name: str, preset: str, stage: str, args: dict[str, Any]) -> Metrics:
+def stage_task(root: str, name: str, preset: str, stage: str, args: StageArgs) -> Metrics:
     return run_stage(_open(root, name, preset), Stage(stage), args)
 
 
@@ -75,7 +75,7 @@ def final_recipe(preset: str = "cpu", campaign: str | None = None, root: str = "
     root = str(Path(root).resolve())
     camp = _open(root, name, preset)
 
-    def stages(stage: Stage, args: dict[str, Any]) -> Metrics:
+    def stages(stage: Stage, args: StageArgs) -> Metrics:
         metrics = stage_task.with_options(name=stage.value)(root, name, preset, stage.value, args)
         if stage is Stage.EVALUATE:
             logger.info("generation %d done", camp.load_state().generation - 1)

@@ -34,7 +34,7 @@ def run_campaign(*, preset: str, name: str | None = None, root: Path = Path(".")
     console.print(f"[bold]campaign {name}[/] preset {preset}: {campaign.paths.dir}")
     if use_prefect:
         summary = _flow()(preset=preset, campaign=name, root=str(root), generations=generations,
-                                  hours=hours, progress=progress)
+                          hours=hours, progress=progress)
     else:
         from chesszero.campaign.dispatch import Limits, run_local
         from chesszero.campaign.progress import Reporter

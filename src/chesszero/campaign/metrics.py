@@ -65,6 +65,21 @@ RESIGN_FALSE_UPPER = "resign/false_rate_upper"
 
 FIDELITY = ("agreement", "kl", "wdl_mae", "passed")
 
+# Progressive sizing: the active stage, the candidate's training and its gate.
+PROGRESSIVE_STAGE = "progressive/stage"
+"""Index of the active size in [model.size, *progressive.stages]."""
+CANDIDATE_STARTED = "candidate/started"
+"""1 in the generation a candidate was created (its reason is a run tag)."""
+CANDIDATE_LOSS = "candidate/train_loss"
+CANDIDATE_QUANTA = "candidate/quanta_total"
+CANDIDATE_CATCH_UP = "candidate/catch_up_presentations"
+CANDIDATE_FIDELITY = "candidate/fidelity_passed"
+PROMOTION_SCORE = "promotion/score"
+PROMOTION_ELO = "promotion/elo_diff"
+"""Candidate minus active, with _lo/_hi: the 95% bootstrap interval over opening pairs."""
+PROMOTION_PASSES = "promotion/passes"
+PROMOTION_PROMOTED = "promotion/promoted"
+
 EVAL_MODES = ("policy", "searched")
 
 

@@ -19,3 +19,14 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         raise UsageError(self.prog, f"{message} (see {self.prog} --help)")
+
+
+BACKEND_HELP = "ort-cpu | torch | ort-gpu | tensorrt"
+
+
+def add_backend_argument(p: argparse.ArgumentParser, *, default: str | None) -> None:
+    """``--backend NAME``: the inference backend (checked by ``publish.backends`` when used;
+    ``default=None``: the recipe's ``inference.backend``)."""
+    where = f"default: {default}" if default else "default: the recipe's inference.backend"
+    p.add_argument("--backend", default=default, metavar="NAME",
+                   help=f"inference backend: {BACKEND_HELP} ({where})")

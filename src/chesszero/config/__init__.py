@@ -18,9 +18,11 @@ from chesszero.config.loader import (
 )
 from chesszero.config.schedules import LinearSchedule, StepSchedule
 from chesszero.config.schema import (
+    Backend,
     CampaignConfig,
     Config,
     EvaluateConfig,
+    InferenceConfig,
     LossWeights,
     ModelConfig,
     PublishConfig,
@@ -35,10 +37,12 @@ from chesszero.config.schema import (
 
 __all__ = [
     "REPO_ROOT",
+    "Backend",
     "CampaignConfig",
     "Config",
     "ConfigError",
     "EvaluateConfig",
+    "InferenceConfig",
     "LinearSchedule",
     "LossWeights",
     "ModelConfig",

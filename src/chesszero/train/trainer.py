@@ -40,7 +40,7 @@ from chesszero.train.checkpoint import (
     restore_rng,
     save_checkpoint,
 )
-from chesszero.train.distributed import DistContext
+from chesszero.train.distributed import DistContext, resolve_world_size
 from chesszero.train.loss import compute_loss
 from chesszero.train.sources import BatchSource
 from chesszero.train.stats import QuantumStats
@@ -70,7 +70,7 @@ class Trainer:
         ctx: DistContext | None = None,
         table: ActionTable | None = None,
     ) -> None:
-        self.cfg = cfg
+        cfg = self.cfg = resolve_world_size(cfg)
         self.ctx = ctx or DistContext()
         if self.ctx.world_size != cfg.world_size:
             raise ValueError(
