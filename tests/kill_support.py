@@ -42,10 +42,9 @@ later generations' self-play was mostly played beside the trainer (overlap)."""
 # comes at a seeded fraction of it. A kill that comes after its stage ended
 # anyway (the stage was shorter this time) is retargeted at the same stage
 # of the next generation, at half the fraction.
-EXPECTED_S = {"bootstrap": 5.0, "self-play": 2.5, "materialize": 2.0, "snapshot": 2.0, "train quantum": 2.5,
-              "publish": 3.0, "resignation": 0.2, "evaluate": 0.7}
-MAX_FRACTION = {"materialize": 0.3}  # the ingest comes before the snapshot inside it
-"""Kills come at up to 0.9 of a stage's length (up to this for the stages named)."""
+EXPECTED_S = {"bootstrap": 5.0, "self-play": 1.0, "materialize": 0.1, "snapshot": 2.0, "train quantum": 2.5,
+              "publish": 3.0, "resignation": 0.2, "evaluate": 1.5}
+MAX_FRACTION = 0.9
 
 
 @dataclass(frozen=True)
@@ -107,7 +106,7 @@ def make_schedule(seed: int, generations: int, kills: int) -> list[Kill]:
     schedule = []
     for g, stages in enumerate(per_gen):
         for stage in sorted(stages, key=STAGES.index):
-            schedule.append(Kill(g, stage, round(rng.uniform(0.0, MAX_FRACTION.get(stage, 0.9)), 2)))
+            schedule.append(Kill(g, stage, round(rng.uniform(0.0, MAX_FRACTION), 2)))
     return schedule
 
 
