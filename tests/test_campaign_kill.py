@@ -14,8 +14,8 @@ if nothing happened:
 
 The seed is printed (and chosen with ``KILLTEST_SEED``, default 15); so is the
 schedule and where each kill landed. The default suite delivers 10 kills
-(``KILLTEST_KILLS``) over 3 generations (``KILLTEST_GENERATIONS``): about
-2.5 minutes on an idle 2-core machine; ``make killtest`` runs a random seed
+(``KILLTEST_KILLS``) over 3 generations (``KILLTEST_GENERATIONS``): 138 s on
+this 2-core machine at load ~1, 211-245 s at load 6-9 (shared with others); ``make killtest`` runs a random seed
 with more kills, and ``KILLTEST_WORLD_SIZE=2`` trains through torchrun.
 """
 
