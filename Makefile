@@ -9,7 +9,7 @@ PYTEST_ARGS ?=
 CPP_SOURCES := $(shell find cpp -name '*.cpp' -o -name '*.h') CMakeLists.txt pyproject.toml
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all setup build web system-deps test sanitize run demo bench learning lint clean mlflow-ui serve reports
+.PHONY: all setup build web system-deps test killtest sanitize run demo bench learning lint clean mlflow-ui serve reports
 export PREFECT_HOME ?= $(CURDIR)/.prefect
 
 all: test
@@ -58,6 +58,15 @@ $(WEB_DIST): $(WEB_SOURCES)
 
 test: setup web
 	$(PY) -m pytest -q $(PYTEST_ARGS)
+
+# Kill -9 anywhere (tests/test_campaign_kill.py; `make test` runs it at seed 15
+# with 10 kills): a random seed (printed; KILLTEST_SEED=N replays it) and more
+# kills over more generations.
+KILLTEST_KILLS ?= 16
+KILLTEST_GENERATIONS ?= 4
+killtest: setup
+	KILLTEST_SEED=$${KILLTEST_SEED:-$$RANDOM} KILLTEST_KILLS=$(KILLTEST_KILLS) \
+	  KILLTEST_GENERATIONS=$(KILLTEST_GENERATIONS) $(PY) -m pytest -q -s -p no:cacheprovider tests/test_campaign_kill.py
 
 # Debug build of the native core with ASan + UBSan (asserts on) in build/sanitize
 # (the installed core is left alone), then the native-core, bindings, search and

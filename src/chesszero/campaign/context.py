@@ -3,6 +3,7 @@
 ``runs/<campaign>/`` holds everything a campaign owns::
 
     state.json            durable progress (chesszero.campaign.state)
+    phases.jsonl          when each stage started and ended (chesszero.campaign.phaselog)
     config.json           the resolved recipe (also logged to MLflow)
     replay.bin            the replay ring store
     shards/gen_NNNN/      self-play game records (Parquet), one file per actor call
@@ -50,6 +51,10 @@ class CampaignPaths:
     @property
     def state(self) -> Path:
         return self.dir / "state.json"
+
+    @property
+    def phase_log(self) -> Path:
+        return self.dir / "phases.jsonl"
 
     @property
     def config(self) -> Path:
@@ -128,12 +133,13 @@ class Campaign:
     _tracker: Tracker | None = field(default=None, repr=False, compare=False)
     _gate_runtimes: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
-    def tracker(self, run_id: str | None) -> Tracker:
-        """The campaign's MLflow run `run_id` (a new run when None), kept for this object's life."""
+    def tracker(self, run_id: str | None, *, uid: str | None = None) -> Tracker:
+        """The campaign's MLflow run `run_id`, kept for this object's life; when
+        None, the run tagged with `uid`, made if there is none."""
         from chesszero.campaign.tracking import Tracker
 
         if self._tracker is None or run_id is None or self._tracker.run_id != run_id:
-            self._tracker = Tracker(self.root, self.name, run_id=run_id)
+            self._tracker = Tracker(self.root, self.name, run_id=run_id, uid=uid)
         return self._tracker
 
     def gate_runtime(self, backend: str) -> Any:

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-from chesszero.campaign import runner
+from chesszero.campaign import phaselog, runner
 from chesszero.campaign.context import Campaign
 from chesszero.campaign.selfplay_stage import ActorJob, run_actor_job
 from chesszero.campaign.state import CampaignState, Phase
@@ -61,7 +61,13 @@ _STAGE_OF_PHASE = {Phase.MATERIALIZE: Stage.MATERIALIZE, Phase.TRAIN: Stage.TRAI
 
 
 def run_stage(campaign: Campaign, stage: Stage, args: StageArgs = StageArgs()) -> Metrics:
-    """Runs one stage in this process (a Prefect task body calls this too)."""
+    """Runs one stage in this process (a Prefect task body calls this too),
+    between its start and end lines in the phase log."""
+    with phaselog.span(campaign.paths.phase_log, campaign.load_state().generation, stage.value):
+        return _run_stage(campaign, stage, args)
+
+
+def _run_stage(campaign: Campaign, stage: Stage, args: StageArgs) -> Metrics:
     if stage is Stage.BOOTSTRAP:
         runner.bootstrap(campaign)
         return {}
@@ -129,7 +135,8 @@ def drive(campaign: Campaign, limits: Limits, stages: StageRunner, actors: Actor
             started = time.time()
             jobs = runner.plan(campaign)
             observer.selfplay(g, sum(j.positions for j in jobs))
-            actors(jobs, observer.advance_positions)
+            with phaselog.span(campaign.paths.phase_log, g, "self-play"):
+                actors(jobs, observer.advance_positions)
             observer.phase("self-play", stages(Stage.FINISH_SELFPLAY, StageArgs(started=started)))
         else:
             stage = _STAGE_OF_PHASE[phase]

@@ -20,6 +20,7 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
+from chesszero.campaign import phaselog
 from chesszero.campaign.context import Campaign
 from chesszero.campaign.selfplay_stage import shard_files
 from chesszero.campaign.state import CampaignState
@@ -238,8 +239,13 @@ def recalibrate_resignation(campaign: Campaign, generation: int) -> dict[str, fl
 def snapshot_replay(campaign: Campaign, generation: int) -> int:
     """Writes a replay snapshot under data/replay/snapshots/<campaign>/ and,
     when the project root is a DVC repository, tracks and pushes it."""
+    with phaselog.span(campaign.paths.phase_log, generation, "snapshot"):
+        return _snapshot(campaign, generation)
+
+
+def _snapshot(campaign: Campaign, generation: int) -> int:
     from chesszero.replay import ReplayStore
-    from chesszero.replay.snapshot import dvc_track, write_snapshot
+    from chesszero.replay.snapshot import dvc_push, dvc_track, write_snapshot
 
     out = campaign.root / "data" / "replay" / "snapshots" / campaign.name / f"gen_{generation:04d}"
     if not out.exists():
@@ -248,6 +254,10 @@ def snapshot_replay(campaign: Campaign, generation: int) -> int:
         rows = int(info.rows)
     else:
         rows = int(json.loads((out / "meta.json").read_text()).get("rows", 0))
-    if (campaign.root / ".dvc").is_dir() and not out.with_name(out.name + ".dvc").exists():
-        dvc_track(out, campaign.root)
+    if (campaign.root / ".dvc").is_dir():
+        dvc_file = out.with_name(out.name + ".dvc")
+        if not dvc_file.exists():
+            dvc_track(out, campaign.root)
+        else:  # a rerun: the push after `dvc add` may have been cut (pushing again uploads only what is missing)
+            dvc_push(dvc_file, campaign.root)
     return rows

@@ -1,7 +1,10 @@
 """MLflow metric keys shared by the campaign (writer) and the reports (reader).
 
 All campaign metrics are logged on the campaign run with ``step =
-generation``. One owner for the names keeps writer and reader in agreement.
+generation``, each once per step (a phase rerun after a crash does not log
+its metrics again), except the two clocks in ``CLOCKS``, which every phase
+logs at its end (the value at a generation's last phase is the generation's).
+One owner for the names keeps writer and reader in agreement.
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ REGISTERED_MODEL_PREFIX = "chesszero"
 
 WALL_S = "time/wall_s"
 GENERATION = "time/generation"
+TAG_UID = "chesszero.campaign_uid"  # the campaign directory's identity (CampaignState.uid)
+CLOCKS = (WALL_S, GENERATION)
 
 TRAIN_LOSS = "train/loss"
 TRAIN_LOSS_HEADS = ("policy", "value", "next_policy", "length")

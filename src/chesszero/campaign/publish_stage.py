@@ -69,9 +69,14 @@ def fidelity_metrics(result: Any) -> dict[str, float]:
 
 
 def activate(campaign: Campaign, artifact: Any, tracker: Tracker, label: str) -> str:
-    from chesszero.publish import write_activation
+    """Activates the artifact (activation file, then the registry's alias).
+    A rerun after a kill before the state was saved finds it active already
+    and leaves the file as it is (its ``previous`` stays the one before)."""
+    from chesszero.publish import read_activation, write_activation
 
-    write_activation(campaign.paths.activation, artifact)
+    current = read_activation(campaign.paths.activation)
+    if current is None or current.path.resolve() != Path(artifact.path).resolve():
+        write_activation(campaign.paths.activation, artifact)
     tracker.register_active(Path(artifact.path), label)
     return str(Path(artifact.path).resolve())
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -103,10 +104,15 @@ def bootstrap(campaign: Campaign) -> CampaignState:
 
     state = campaign.load_state()
     if state.mlflow_run_id is None:
-        t = campaign.tracker(None)
-        state.mlflow_run_id = t.run_id
+        if not state.uid:  # saved before the run exists: a rerun finds the run by it, never makes two
+            state.uid = uuid.uuid4().hex
+            campaign.save_state(state)
+        state.mlflow_run_id = campaign.tracker(None, uid=state.uid).run_id
         campaign.save_state(state)
+    if not campaign.paths.config.exists() or not tracker(campaign, state).has_artifact("config.json"):
+        # config.json is logged last: a kill before it repeats this (params already logged are kept)
         resolved = campaign.write_config()
+        t = tracker(campaign, state)
         t.log_params({"preset": campaign.preset, "campaign": campaign.name,
                       **flatten(resolved), **environment_params(campaign.root)})
         t.log_artifact(campaign.paths.config)

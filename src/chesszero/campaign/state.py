@@ -90,6 +90,7 @@ class CampaignState:
     seed: int = 0
     mlflow_run_id: str | None = None
     finished: bool = False
+    uid: str = ""  # set once, before the MLflow run is made (tagged with it), so a rerun finds that run
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
