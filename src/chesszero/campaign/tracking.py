@@ -65,7 +65,10 @@ def environment_params(root: Path) -> dict[str, str]:
 class Tracker:
     """Thin wrapper over an MLflow client bound to one campaign run."""
 
-    def __init__(self, root: Path, campaign: str, run_id: str | None = None) -> None:
+    def __init__(self, root: Path, campaign: str, run_id: str | None = None, *, kind: str = "campaign",
+                 tags: Mapping[str, str] | None = None) -> None:
+        """The run `run_id`, or a new run named `campaign` tagged with `kind` and `tags`
+        (a distillation run is kind "distill", linked to its teacher's run by tags)."""
         import mlflow
         from mlflow.tracking import MlflowClient
 
@@ -83,7 +86,7 @@ class Tracker:
         self.model_name = f"{M.REGISTERED_MODEL_PREFIX}-{campaign}"
         if run_id is None:
             run = self.client.create_run(exp_id, run_name=campaign,
-                                         tags={M.TAG_CAMPAIGN: campaign, M.TAG_KIND: "campaign"})
+                                         tags={M.TAG_CAMPAIGN: campaign, M.TAG_KIND: kind, **(tags or {})})
             run_id = run.info.run_id
         self.run_id = run_id
 

@@ -5,7 +5,8 @@ Subcommands: ``demo``, ``perft`` (native core), ``selfplay`` (one actor ->
 a Parquet shard), ``train`` (one training quantum), ``publish`` (checkpoint
 -> gated artifact), ``uci`` (play the network), ``ladder`` (delegates to
 ``chesszero.evaluate.ladder``), ``campaign``, ``grow`` (checkpoint -> larger
-network, same outputs), ``bench`` (delegates to
+network, same outputs), ``distill`` (a compact student from a teacher
+campaign, measured against it), ``bench`` (delegates to
 ``benchmarks/run_all.py`` of a source checkout).
 
 Bad input (a ``ValueError`` or a missing file, and argument errors) is one
@@ -22,23 +23,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from chesszero.cli import campaign as campaign_cli
+from chesszero.cli import distill as distill_cli
 from chesszero.cli import grow as grow_cli
 from chesszero.cli import ladder as ladder_cli
-from chesszero.cli.common import UsageError, _Parser
-
-
-def _recipe_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--params", default="params.yaml", help="recipe file (default: params.yaml)")
-    p.add_argument("--preset", default="cpu", help="recipe preset: smoke, cpu, paper (default: cpu)")
-    p.add_argument("--set", action="append", default=[], metavar="KEY=YAML",
-                   help="recipe override, e.g. --set train.global_batch=64 (repeatable)")
-
-
-def _load_recipe(args: argparse.Namespace):  # -> chesszero.config.Config
-    from chesszero.config import load_config, parse_overrides
-
-    return load_config(args.params, preset=args.preset, overrides=parse_overrides(args.set))
-
+from chesszero.cli.common import UsageError, _load_recipe, _Parser, _recipe_arguments
 
 # ---------------------------------------------------------------- handlers
 
@@ -236,6 +224,7 @@ def build_parser() -> argparse.ArgumentParser:
     ladder_cli.add_parser(sub)
     campaign_cli.add_parser(sub)
     grow_cli.add_parser(sub)
+    distill_cli.add_parser(sub)
     # Delegated: everything after the command name goes to the benchmark runner's parser.
     sub.add_parser("bench", add_help=False,
                    help="run every benchmark, write reports/bench (chesszero bench --help)")

@@ -8,6 +8,7 @@ Public API::
     cfg.search.visit_cap.at(generation)      # schedule lookup
 """
 
+from chesszero.config.distill import Supervision
 from chesszero.config.loader import (
     REPO_ROOT,
     ConfigError,
@@ -20,6 +21,7 @@ from chesszero.config.schedules import LinearSchedule, StepSchedule
 from chesszero.config.schema import (
     CampaignConfig,
     Config,
+    DistillConfig,
     EvaluateConfig,
     LossWeights,
     ModelConfig,
@@ -38,6 +40,7 @@ __all__ = [
     "CampaignConfig",
     "Config",
     "ConfigError",
+    "DistillConfig",
     "EvaluateConfig",
     "LinearSchedule",
     "LossWeights",
@@ -50,6 +53,7 @@ __all__ = [
     "SearchConfig",
     "SelfplayConfig",
     "StepSchedule",
+    "Supervision",
     "TrainConfig",
     "deep_merge",
     "load_config",

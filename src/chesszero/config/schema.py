@@ -15,6 +15,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from chesszero.config.distill import DistillConfig
 from chesszero.config.rungs import DEFAULT_RUNGS
 from chesszero.config.schedules import LinearSchedule, StepSchedule
 from chesszero.config.sizes import ModelSize, parse_size
@@ -22,6 +23,7 @@ from chesszero.config.sizes import ModelSize, parse_size
 __all__ = [
     "CampaignConfig",
     "Config",
+    "DistillConfig",
     "EvaluateConfig",
     "LossWeights",
     "ModelConfig",
@@ -294,3 +296,4 @@ class Config(_Section):
     publish: PublishConfig
     evaluate: EvaluateConfig
     campaign: CampaignConfig
+    distill: DistillConfig
