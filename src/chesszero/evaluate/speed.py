@@ -3,7 +3,10 @@ that gives another network the same wall time per move.
 
 ``search_speed`` times fresh ``visits``-visit searches of the given positions,
 ``slots`` at a time (the batch a match of ``slots`` concurrent games sends),
-and returns root visits per second. ``equal_time_visits`` runs the two
+and returns root visits per second. The clock is this process's CPU time
+(search and single-threaded inference run in the calling thread), so other
+load on a shared machine does not bias the comparison; on an idle machine
+with one thread per player it is the wall time of a move. ``equal_time_visits`` runs the two
 networks' measurements interleaved (A, B, A, B, ...) so both see the same
 machine load, takes each one's median and scales the reference budget by the
 speed ratio: a faster student searches proportionally more visits per move.
@@ -26,19 +29,19 @@ __all__ = ["EqualTime", "equal_time_visits", "search_speed"]
 
 def search_speed(evaluator: Evaluator, games: Sequence[Game], *, visits: int, slots: int = 8,
                  options: SearchOptions | None = None) -> float:
-    """Root visits per second of fresh ``visits``-visit searches of ``games``, ``slots`` at a time."""
+    """Root visits per CPU second of fresh ``visits``-visit searches of ``games``, ``slots`` at a time."""
     if not games:
         raise ValueError("search_speed needs at least one position")
     if visits < 1:
         raise ValueError(f"visits must be >= 1, got {visits}")
     search = SlotSearch(evaluator, slots=slots, options=options)
-    start = time.perf_counter()
+    start = time.process_time()
     for first in range(0, len(games), slots):
         chunk = list(enumerate(games[first:first + slots]))
         for slot, _ in chunk:
             search.forget(slot)
         search.run(chunk, visits=visits)
-    return visits * len(games) / (time.perf_counter() - start)
+    return visits * len(games) / max(time.process_time() - start, 1e-9)
 
 
 @dataclass(frozen=True)
