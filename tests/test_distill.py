@@ -157,9 +157,10 @@ def test_smoke_distillation_publishes_a_gated_student_that_plays_teacher_and_lad
         assert m["games"] == 2 * d.openings and m["wins"] + m["draws"] + m["losses"] == m["games"]
         assert m["elo_lower"] <= m["elo"] <= m["elo_upper"]
     rung = cfg.evaluate.rungs[0]
-    ladder = summary["ladder"][rung]
-    assert ladder["games"] == 2 * cfg.evaluate.openings and ladder["opponent"] == rung
-    played = json.loads((req.work / "matches" / f"ladder_{rung}.json").read_text())
+    for network in ("student", "teacher"):
+        ladder = summary["ladder"][network][rung]
+        assert ladder["games"] == 2 * cfg.evaluate.openings and ladder["opponent"] == rung
+    played = json.loads((req.work / "matches" / f"ladder_student_{rung}.json").read_text())
     assert all(g["result"] in ("1-0", "0-1", "1/2-1/2") and g["moves"] for g in played["games"])
     assert {"distill.md", "distill.png", "summary.json"} <= {p.name for p in report.iterdir()}
     assert "equal wall time per move" in (report / "distill.md").read_text()

@@ -13,8 +13,8 @@ and measured against its teacher (issue 11).
    budget is the teacher's visits scaled by the speed ratio.
 4. Paired matches on the campaign openings: student vs teacher at equal
    visits and at equal wall time per move; the student's Elo relative to the
-   teacher (95% bootstrap interval over opening pairs); optionally the
-   student against ladder rungs.
+   teacher (95% bootstrap interval over opening pairs); optionally student
+   and teacher against ladder rungs.
 5. The report (``campaign.distill_report``: table, figure, ``summary.json``)
    and an MLflow run of kind ``distill`` tagged with the teacher's campaign
    and run (``mlflow.parentRunId`` nests it under the teacher's run), with
@@ -246,7 +246,8 @@ def _opening_game(opening: Any) -> Any:
     return game
 
 
-def _ladder(req: DistillRequest, student: str, progress: rp.Progress) -> dict[str, Any]:
+def _ladder(req: DistillRequest, artifacts: dict[str, str], progress: rp.Progress) -> dict[str, Any]:
+    """Each network (student, teacher) against each requested rung at `evaluate.visits`."""
     from chesszero.evaluate.engine_player import EnginePlayer
     from chesszero.evaluate.ladder import LadderTable, rung_player
     from chesszero.evaluate.openings import load_openings
@@ -257,14 +258,17 @@ def _ladder(req: DistillRequest, student: str, progress: rp.Progress) -> dict[st
     ev = req.cfg.evaluate
     table = LadderTable.load(req.root / "data" / "ladder.json")
     openings = load_openings(req.root / "data" / "openings" / "openings.epd")[: ev.openings]
-    evaluator = load_evaluator(student, plain_onnx=False)
-    out = {}
-    for name in req.ladder_rungs:
-        rung = table.rung(name)
-        result = _play(req, f"ladder_{name}", lambda: EnginePlayer(
-            evaluator, visits=ev.visits, name=f"student-v{ev.visits}", options=evaluation_search(req.cfg)),
-            lambda rung=rung: rung_player(rung, seed=0, engines=2), openings, progress)
-        out[name] = _match_summary(result, ev.visits, 0, ev.bootstrap_resamples) | {"rung_rating": table.rating(name)}
+    out: dict[str, Any] = {}
+    for label, artifact in artifacts.items():
+        evaluator = load_evaluator(artifact, plain_onnx=False)
+        out[label] = {}
+        for name in req.ladder_rungs:
+            rung = table.rung(name)
+            result = _play(req, f"ladder_{label}_{name}", lambda e=evaluator, n=label: EnginePlayer(
+                e, visits=ev.visits, name=f"{n}-v{ev.visits}", options=evaluation_search(req.cfg)),
+                lambda rung=rung: rung_player(rung, seed=0, engines=2), openings, progress)
+            out[label][name] = (_match_summary(result, ev.visits, 0, ev.bootstrap_resamples)
+                                | {"rung_rating": table.rating(name)})
     return out
 
 
@@ -293,8 +297,9 @@ def _track(req: DistillRequest, summary: dict[str, Any], student_artifact: Path)
                                                                           "student_visits")}
     for key, value in summary.get("speed", {}).items():
         flat[f"distill/speed_{key}"] = value
-    for rung, m in summary.get("ladder", {}).items():
-        flat[f"distill/ladder_{rung}_score"] = m["score"]
+    for label, rungs in summary.get("ladder", {}).items():
+        for rung, m in rungs.items():
+            flat[f"distill/ladder_{label}_{rung}_score"] = m["score"]
     for label in ("student", "teacher"):
         flat |= {f"distill/{label}_fidelity_{k}": v for k, v in summary["publish"][label]["metrics"].items()}
     tracker.log_metrics({k: float(v) for k, v in flat.items() if isinstance(v, (int, float))},
@@ -331,7 +336,7 @@ def run_distill(req: DistillRequest, *, console: Console | None = None, progress
             "training": outcome.to_dict(), "publish": published}
         if req.matches:
             summary |= _matches(req, published["student"]["artifact"], published["teacher"]["artifact"], bars)
-        ladder = _ladder(req, published["student"]["artifact"], bars)
+        ladder = _ladder(req, {k: v["artifact"] for k, v in published.items()}, bars)
         if ladder:
             summary["ladder"] = ladder
     write_report(summary, req.report_dir)

@@ -78,11 +78,12 @@ def _markdown(summary: dict[str, Any]) -> str:
         out.append(f"| {label} | {f.get('passed')} | {f.get('agreement', math.nan):.4f} | "
                    f"{f.get('kl_mean', math.nan):.5f} | {f.get('wdl_mae', math.nan):.5f} |")
     if summary.get("ladder"):
-        out += ["", "## Student on the ladder", "", "| rung | student visits | games | W-D-L | score |",
-                "|---|---:|---:|---|---:|"]
-        for rung, m in summary["ladder"].items():
-            out.append(f"| {rung} | {m['student_visits']} | {m['games']} | {m['wins']}-{m['draws']}-{m['losses']} "
-                       f"| {m['score']:.3f} |")
+        out += ["", "## Student and teacher on the ladder", "", "| rung | network | visits | games | W-D-L | score |",
+                "|---|---|---:|---:|---|---:|"]
+        for label, rungs in summary["ladder"].items():
+            for rung, m in rungs.items():
+                out.append(f"| {rung} | {label} | {m['student_visits']} | {m['games']} | "
+                           f"{m['wins']}-{m['draws']}-{m['losses']} | {m['score']:.3f} |")
     return "\n".join(out) + "\n"
 
 
