@@ -51,6 +51,7 @@ from chesszero.train.trainer import Trainer
 
 __all__ = [
     "HOLDOUT_EVERY",
+    "MATCH_SETTINGS",
     "DistillJob",
     "DistillLoss",
     "DistillOutcome",
@@ -64,6 +65,9 @@ __all__ = [
 
 HOLDOUT_EVERY = 20
 """Every 20th snapshot row (by ``seq``) is held out of training for :func:`compare_with_teacher`."""
+
+MATCH_SETTINGS = ("openings", "visits", "speed_positions")
+"""``distill`` fields that only concern the matches: changing them keeps the trained student."""
 
 
 def _legal_log_softmax(logits: torch.Tensor, legal: torch.Tensor, temperature: float = 1.0) -> torch.Tensor:
@@ -211,7 +215,7 @@ class DistillJob:
         """What a resumed checkpoint must have been trained from."""
         return {"teacher_sha256": file_sha256(self.teacher),
                 "snapshots": [file_sha256(Path(p) / "meta.json") for p in self.snapshots],
-                "distill": self.distill.model_dump(mode="json")}
+                "distill": self.distill.model_dump(mode="json", exclude=set(MATCH_SETTINGS))}
 
 
 @dataclass(frozen=True)
