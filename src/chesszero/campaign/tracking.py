@@ -65,10 +65,12 @@ def environment_params(root: Path) -> dict[str, str]:
 class Tracker:
     """Thin wrapper over an MLflow client bound to one campaign run."""
 
-    def __init__(self, root: Path, campaign: str, run_id: str | None = None, uid: str | None = None) -> None:
+    def __init__(self, root: Path, campaign: str, run_id: str | None = None, uid: str | None = None, *,
+                 kind: str = "campaign", tags: Mapping[str, str] | None = None) -> None:
         """Binds run `run_id`; without it, the run tagged ``TAG_UID = uid`` (a
         campaign killed between making its run and saving the run's id finds
-        it again), or a new run."""
+        it again), or a new run named `campaign` tagged with `kind` and `tags`
+        (a distillation run is kind "distill", linked to its teacher's run by tags)."""
         import mlflow
         from mlflow.tracking import MlflowClient
 
@@ -88,8 +90,9 @@ class Tracker:
             found = self.client.search_runs([exp_id], f"tags.`{M.TAG_UID}` = '{uid}'", max_results=1)
             run_id = found[0].info.run_id if found else None
         if run_id is None:
-            tags = {M.TAG_CAMPAIGN: campaign, M.TAG_KIND: "campaign", **({M.TAG_UID: uid} if uid else {})}
-            run_id = self.client.create_run(exp_id, run_name=campaign, tags=tags).info.run_id
+            all_tags = {M.TAG_CAMPAIGN: campaign, M.TAG_KIND: kind, **({M.TAG_UID: uid} if uid else {}),
+                        **(tags or {})}
+            run_id = self.client.create_run(exp_id, run_name=campaign, tags=all_tags).info.run_id
         self.run_id = run_id
 
     def log_params(self, params: Mapping[str, str]) -> None:

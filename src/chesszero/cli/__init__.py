@@ -6,7 +6,8 @@ a Parquet shard), ``train`` (one training quantum), ``publish`` (checkpoint
 -> gated artifact), ``uci`` (play the network), ``ladder`` (delegates to
 ``chesszero.evaluate.ladder``), ``campaign``, ``grow`` (checkpoint -> larger
 network, same outputs), ``web`` (play the model in a browser), ``study``
-(failure studies, ``chesszero.studies``), ``bench`` (delegates to
+(failure studies, ``chesszero.studies``), ``distill`` (a compact student from a
+teacher campaign, measured against it), ``bench`` (delegates to
 ``benchmarks/run_all.py`` of a source checkout).
 
 Bad input (a ``ValueError`` or a missing file, and argument errors) is one
@@ -23,25 +24,18 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from chesszero.cli import campaign as campaign_cli
+from chesszero.cli import distill as distill_cli
 from chesszero.cli import grow as grow_cli
 from chesszero.cli import ladder as ladder_cli
 from chesszero.cli import study as study_cli
 from chesszero.cli import web as web_cli
-from chesszero.cli.common import UsageError, _Parser, add_backend_argument
-
-
-def _recipe_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--params", default="params.yaml", help="recipe file (default: params.yaml)")
-    p.add_argument("--preset", default="cpu", help="recipe preset: smoke, cpu, paper (default: cpu)")
-    p.add_argument("--set", action="append", default=[], metavar="KEY=YAML",
-                   help="recipe override, e.g. --set train.global_batch=64 (repeatable)")
-
-
-def _load_recipe(args: argparse.Namespace):  # -> chesszero.config.Config
-    from chesszero.config import load_config, parse_overrides
-
-    return load_config(args.params, preset=args.preset, overrides=parse_overrides(args.set))
-
+from chesszero.cli.common import (
+    UsageError,
+    _load_recipe,
+    _Parser,
+    _recipe_arguments,
+    add_backend_argument,
+)
 
 # ---------------------------------------------------------------- handlers
 
@@ -267,6 +261,7 @@ def build_parser() -> argparse.ArgumentParser:
     grow_cli.add_parser(sub)
     web_cli.add_parser(sub)
     study_cli.add_parser(sub)
+    distill_cli.add_parser(sub)
     # Delegated: everything after the command name goes to the benchmark runner's parser.
     sub.add_parser("bench", add_help=False,
                    help="run every benchmark, write reports/bench (chesszero bench --help)")

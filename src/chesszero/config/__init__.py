@@ -8,6 +8,7 @@ Public API::
     cfg.search.visit_cap.at(generation)      # schedule lookup
 """
 
+from chesszero.config.distill import Supervision
 from chesszero.config.loader import (
     REPO_ROOT,
     ConfigError,
@@ -21,6 +22,7 @@ from chesszero.config.schema import (
     Backend,
     CampaignConfig,
     Config,
+    DistillConfig,
     EvaluateConfig,
     InferenceConfig,
     LossWeights,
@@ -41,6 +43,7 @@ __all__ = [
     "CampaignConfig",
     "Config",
     "ConfigError",
+    "DistillConfig",
     "EvaluateConfig",
     "InferenceConfig",
     "LinearSchedule",
@@ -54,6 +57,7 @@ __all__ = [
     "SearchConfig",
     "SelfplayConfig",
     "StepSchedule",
+    "Supervision",
     "TrainConfig",
     "deep_merge",
     "load_config",

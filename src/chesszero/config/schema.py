@@ -16,6 +16,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from chesszero.config.distill import DistillConfig
 from chesszero.config.rungs import DEFAULT_RUNGS
 from chesszero.config.schedules import LinearSchedule, StepSchedule
 from chesszero.config.sizes import ModelSize, parse_size
@@ -24,6 +25,7 @@ __all__ = [
     "Backend",
     "CampaignConfig",
     "Config",
+    "DistillConfig",
     "EvaluateConfig",
     "InferenceConfig",
     "LossWeights",
@@ -370,6 +372,7 @@ class Config(_Section):
     inference: InferenceConfig
     campaign: CampaignConfig
     progressive: ProgressiveConfig
+    distill: DistillConfig
 
     @model_validator(mode="after")
     def _growing(self) -> Config:
