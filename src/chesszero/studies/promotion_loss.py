@@ -26,6 +26,8 @@ from chesszero.studies.report import StudyReport, Table
 
 __all__ = ["loss_rule_generation", "run_promotion_loss"]
 
+THRESHOLD = 0.48  # the promotion score (evaluate.promotion_score in every preset)
+
 NAME = "promotion-loss"
 PAPER = ("Paper 6.3: the progressive controller first used smoothed training loss as a cheap proxy for "
          "promotion readiness. Extra catch-up training gave the larger candidate more optimizer quanta on "
@@ -126,6 +128,12 @@ def run_promotion_loss(ctx: StudyContext) -> StudyReport:
         loss_part = (f"With {headline['candidate_quanta']:.0f} catch-up quanta the candidate's training loss fell "
                      f"below the active network's at generation {by_loss} ({cand[by_loss]:.3f} vs "
                      f"{active[by_loss]:.3f}), where the loss rule would have promoted it; {match_part}.")
+        if score_then is not None and score_then < THRESHOLD:
+            loss_part += (" The loss rule would have promoted a candidate that was losing to the active network: "
+                          "the paper's failure.")
+        elif score_then is not None:
+            loss_part += (" The candidate was not weaker when the loss rule fired, so at this scale the paper's "
+                          "failure did not reproduce: both rules pointed the same way.")
     gate_part = (f"The match gate promoted it at generation {promoted[0]}, after two consecutive scores of at "
                  "least 0.48." if promoted else
                  f"The match gate did not promote it in {len(scores)} matches (mean score "
