@@ -9,7 +9,7 @@ PYTEST_ARGS ?=
 CPP_SOURCES := $(shell find cpp -name '*.cpp' -o -name '*.h') CMakeLists.txt pyproject.toml
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all setup build system-deps test sanitize run demo bench learning lint clean mlflow-ui serve reports
+.PHONY: all setup build web system-deps test killtest sanitize run demo bench learning lint clean mlflow-ui serve reports
 export PREFECT_HOME ?= $(CURDIR)/.prefect
 
 all: test
@@ -30,19 +30,43 @@ $(MODULES_STAMP): $(VENV)/.deps-stamp
 
 # Editable install compiles the native core (portable baseline build).
 $(VENV)/.build-stamp: $(VENV)/.deps-stamp $(CPP_SOURCES) $(MODULES_STAMP)
-	$(PIP) install -q --no-build-isolation -e '.[learn,campaign,dev]'
+	$(PIP) install -q --no-build-isolation -e '.[learn,campaign,web,dev]'
 	touch $@
 
 setup: build system-deps
 build: $(VENV)/.build-stamp
 
-# Debian packages: Stockfish 15.1 for ladder matches and reference benchmarks.
+# Debian packages: Stockfish 15.1 for ladder matches and reference benchmarks;
+# Node.js and npm to build the web page; Chromium for its browser test.
 system-deps:
-	@if [ ! -x /usr/games/stockfish ]; then \
-	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq stockfish; fi
+	@missing=""; \
+	  [ -x /usr/games/stockfish ] || missing="$$missing stockfish"; \
+	  command -v node >/dev/null && command -v npm >/dev/null || missing="$$missing nodejs npm"; \
+	  [ -x /usr/bin/chromium ] || missing="$$missing chromium"; \
+	  if [ -n "$$missing" ]; then \
+	    $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq $$missing; fi
 
-test: setup
+# The play page (`chesszero web`): npm installs the pinned front-end packages
+# (web/package-lock.json) and esbuild bundles them into the Python package's
+# static files (src/chesszero/web/static/dist, not in git; wheels include it),
+# plus web/build/encoder-check.mjs for the encoder test.
+WEB_DIST := src/chesszero/web/static/dist/app.js
+WEB_SOURCES := $(shell find web/src -type f) web/package.json web/package-lock.json web/build.mjs
+web: $(WEB_DIST)
+$(WEB_DIST): $(WEB_SOURCES)
+	cd web && npm ci --no-audit --no-fund --loglevel=error && npm run build --silent
+
+test: setup web
 	$(PY) -m pytest -q $(PYTEST_ARGS)
+
+# Kill -9 anywhere (tests/test_campaign_kill.py; `make test` runs it at seed 15
+# with 10 kills): a random seed (printed; KILLTEST_SEED=N replays it) and more
+# kills over more generations.
+KILLTEST_KILLS ?= 16
+KILLTEST_GENERATIONS ?= 4
+killtest: setup
+	KILLTEST_SEED=$${KILLTEST_SEED:-$$RANDOM} KILLTEST_KILLS=$(KILLTEST_KILLS) \
+	  KILLTEST_GENERATIONS=$(KILLTEST_GENERATIONS) $(PY) -m pytest -q -s -p no:cacheprovider tests/test_campaign_kill.py
 
 # Debug build of the native core with ASan + UBSan (asserts on) in build/sanitize
 # (the installed core is left alone), then the native-core, bindings, search and
@@ -99,4 +123,4 @@ lint: build
 	$(VENV)/bin/ruff check src tests benchmarks flows scripts reports
 
 clean:
-	rm -rf build $(VENV) .pytest_cache
+	rm -rf build $(VENV) .pytest_cache web/node_modules web/build src/chesszero/web/static/dist

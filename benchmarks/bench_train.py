@@ -41,6 +41,11 @@ from chesszero.train import (
 
 def random_rows(n: int, seed: int) -> RowBatch:
     """``n`` rows from random self-play with random sparse policies over legal moves."""
+    return RowBatch.from_rows(random_row_array(n, seed), np.arange(n))
+
+
+def random_row_array(n: int, seed: int) -> np.ndarray:
+    """The rows of :func:`random_rows` as a ``ROW_DTYPE`` array (replay store appends)."""
     rng = np.random.default_rng(seed)
     rows = empty_rows(n)
     game = core.Game()
@@ -61,7 +66,7 @@ def random_rows(n: int, seed: int) -> RowBatch:
         row["length"] = 0.25
         row["length_mask"] = 1
         game.push_action(int(rng.choice(legal)))
-    return RowBatch.from_rows(rows, np.arange(n))
+    return rows
 
 
 def measure(args: argparse.Namespace, world_size: int, rows: RowBatch) -> QuantumStats:

@@ -105,3 +105,23 @@ def assert_integer_kernels_agree(simulated: np.ndarray, runtime: np.ndarray, leg
     kl = legal_kl(simulated, runtime, legal)
     assert (kl < 1e-9).mean() >= 0.96, np.sort(kl)[-8:]
     assert kl.max() < 0.02, np.sort(kl)[-8:]
+
+
+
+def publish_on_cpu(folder):  # (Path) -> PublishResult
+    """:func:`trained_net` published into ``folder`` and gated on ONNX Runtime (CPU)."""
+    from chesszero.publish.pipeline import publish
+    from chesszero.publish.runtime import OrtRuntime
+
+    result = publish(trained_net(), folder, calibration(), runtime=OrtRuntime(threads=1))
+    assert result.activated
+    return result
+
+def against_ort_cpu(artifact, candidate):  # (Artifact, Evaluator) -> FidelityReport
+    """``candidate`` against ONNX Runtime (CPU) running ``artifact``, on the gate's
+    516 calibration positions, with the recipe's default thresholds."""
+    from chesszero.publish import FidelityThresholds, load_calibration_set, measure_fidelity
+    from chesszero.publish.loading import load_evaluator
+
+    return measure_fidelity(load_evaluator(artifact.path, backend="ort-cpu"), candidate,
+                            load_calibration_set(), FidelityThresholds())

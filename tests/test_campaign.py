@@ -14,7 +14,14 @@ import time
 from pathlib import Path
 
 import pytest
-from campaign_support import REPO, campaign_env, make_dvc_project, make_root, prefect_in_process
+from campaign_support import (
+    REPO,
+    campaign_env,
+    make_dvc_project,
+    make_root,
+    prefect_in_process,
+    prefect_server,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -164,10 +171,51 @@ def test_killed_campaign_resumes_without_duplicates(tmp_path: Path, kill_phase: 
     assert state["generation"] == 2 and state["finished"]
 
 
-def test_smoke_generation_on_a_dask_scheduler_and_workers_as_processes(tmp_path: Path) -> None:
+def _served_run(root: Path, api_url: str, parameters: dict, tmp: Path) -> str:
+    """Runs the `final-recipe/smoke` deployment that `flows/serve.py --root ROOT`
+    serves (a process of its own) against the Prefect server at `api_url`;
+    returns the flow run's final state name."""
+    import asyncio
+
+    from prefect.client.orchestration import get_client
+    from prefect.deployments import run_deployment
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    env = campaign_env(root)
+    env.update(PREFECT_API_URL=api_url, OMP_NUM_THREADS="1")
+    with open(tmp / "serve.log", "wb") as log:
+        server = subprocess.Popen([sys.executable, str(REPO / "flows" / "serve.py"), "--root", str(root)], env=env,
+                                  cwd=REPO, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        with temporary_settings({PREFECT_API_URL: api_url}):
+            async def deployed() -> bool:
+                async with get_client() as client:
+                    try:
+                        await client.read_deployment_by_name("final-recipe/smoke")
+                        return True
+                    except Exception:  # noqa: BLE001 - not registered yet
+                        return False
+
+            deadline = time.monotonic() + 180
+            while not asyncio.run(deployed()):
+                assert server.poll() is None and time.monotonic() < deadline, (tmp / "serve.log").read_text()[-3000:]
+                time.sleep(1)
+            run = run_deployment("final-recipe/smoke", parameters=parameters, timeout=900)
+        return run.state.name
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(server.pid, signal.SIGTERM)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            server.wait(timeout=30)
+
+
+def test_served_deployment_maps_actors_over_a_dask_scheduler_and_workers(tmp_path: Path) -> None:
     """`campaign.dask_address` pointing at a real scheduler with two workers,
-    each started with the `dask` command-line tools as its own process: the
-    self-play actors run on the workers, the rest of the flow here."""
+    each started with the `dask` command-line tools as its own process, and
+    the campaign started as a deployment served by `flows/serve.py` (which
+    loads the flow from its entry point, as `prefect deploy` would): the
+    self-play actors run on the workers, the rest of the flow in the served
+    run. `make run` goes through the same flow function (`launch._flow`)."""
     import yaml
     from distributed import Client
 
@@ -179,6 +227,7 @@ def test_smoke_generation_on_a_dask_scheduler_and_workers_as_processes(tmp_path:
     procs = [subprocess.Popen([dask, "scheduler", "--scheduler-file", str(scheduler_file), "--port", "0",
                                "--dashboard-address", ":0", "--no-show"], env=env, cwd=tmp_path,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)]
+    (tmp_path / "prefect").mkdir()
     try:
         deadline = time.monotonic() + 120
         while not scheduler_file.exists():
@@ -189,13 +238,13 @@ def test_smoke_generation_on_a_dask_scheduler_and_workers_as_processes(tmp_path:
                                            "--nthreads", "1", "--no-dashboard"], env=env, cwd=tmp_path,
                                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                           start_new_session=True))
-        with Client(scheduler_file=str(scheduler_file), timeout=120) as client:
+        with Client(scheduler_file=str(scheduler_file), timeout=120) as client, \
+                prefect_server(tmp_path / "prefect" / "home") as api_url:
             client.wait_for_workers(2, timeout=180)
-            address = client.scheduler.address
             params = yaml.safe_load((root / "params.yaml").read_text())
-            params["presets"]["smoke"].setdefault("campaign", {})["dask_address"] = address
+            params["presets"]["smoke"].setdefault("campaign", {})["dask_address"] = client.scheduler.address
             (root / "params.yaml").write_text(yaml.safe_dump(params))
-            summary = run_smoke(root, "dask", 1)
+            state = _served_run(root, api_url, {"campaign": "dask", "generations": 1}, tmp_path)
             ran = client.run_on_scheduler(lambda dask_scheduler: sorted(dask_scheduler.task_prefixes))
     finally:
         for proc in procs:
@@ -204,10 +253,11 @@ def test_smoke_generation_on_a_dask_scheduler_and_workers_as_processes(tmp_path:
         for proc in procs:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.wait(timeout=30)
+    assert state == "Completed", state
+    summary = json.loads((root / "runs" / "dask" / "state.json").read_text())
     assert summary["generation"] == 1 and summary["finished"]
     assert any("self-play" in name or "actor" in name for name in ran), ran  # the actors ran on the workers
-    shards = list((root / "runs" / "dask" / "shards" / "gen_0000").glob("*.parquet"))
-    assert shards
+    assert list((root / "runs" / "dask" / "shards" / "gen_0000").glob("*.parquet"))
 
 
 def test_malformed_params_name_the_key(tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ import yaml
 from pydantic import BaseModel
 
 from chesszero.config import (
+    Backend,
     Config,
     ConfigError,
     LinearSchedule,
@@ -19,6 +20,7 @@ from chesszero.config import (
     parse_overrides,
     preset_names,
 )
+from chesszero.train.distributed import resolve_world_size
 
 PARAMS = Path(__file__).resolve().parents[1] / "params.yaml"
 
@@ -32,12 +34,12 @@ def test_each_preset_loads(preset: str) -> None:
     cfg = load_config(PARAMS, preset=preset)
     assert isinstance(cfg, Config)
     assert cfg.preset == preset
-    assert cfg.train.global_batch % cfg.train.world_size == 0
+    assert cfg.train.global_batch % max(1, cfg.train.world_size) == 0
 
 
 def test_paper_preset_has_paper_values() -> None:
     cfg = load_config(PARAMS, preset="paper")
-    assert cfg.model.size == "14x160"
+    assert cfg.model.size == "12x128" and cfg.progressive.stages == ["14x160"]  # the paper's handoff
     s = cfg.search
     assert (s.c_puct_selfplay, s.c_puct_eval, s.fpu_reduction) == (1.5, 1.0, 0.2)
     assert (s.dirichlet_epsilon, s.dirichlet_alpha, s.forced_playout_k) == (0.25, 0.3, 1.5)
@@ -50,7 +52,8 @@ def test_paper_preset_has_paper_values() -> None:
     assert cfg.replay.logical_capacity.values[-1] == 20_000_000
     assert (cfg.replay.reuse_ratio, cfg.replay.surprise_fraction, cfg.replay.surprise_cap) == (4, 0.7, 2)
     t = cfg.train
-    assert (t.steps_per_quantum, t.global_batch, t.local_batch) == (500, 2048, 256)
+    assert (t.steps_per_quantum, t.global_batch, t.world_size) == (500, 2048, 0)  # 0: one rank per GPU
+    assert resolve_world_size(t, gpus=8).local_batch == 256  # the paper's 8 ranks
     assert (t.momentum, t.nesterov, t.weight_decay, t.grad_clip) == (0.9, True, 1e-4, 1.0)
     assert t.lr.at(0) == 0.0 and t.lr.at(1000) == pytest.approx(0.1)
     assert t.lr.at(10**7) == pytest.approx(0.01)
@@ -82,7 +85,7 @@ def test_smoke_preset_is_tiny() -> None:
 
 def test_cpu_preset_learns_within_an_hour_on_two_cores() -> None:
     cfg = load_config(PARAMS, preset="cpu")
-    assert cfg.model.size == "6x64"
+    assert [cfg.model.size, *cfg.progressive.stages] == ["4x48", "6x64"]  # grown 6x64 takes over
     assert cfg.search.visit_cap.at(0) >= 32 and cfg.search.visit_cap.at(10**6) <= 64
     assert cfg.replay.reuse_ratio == 4
     assert supply(cfg) == 2048  # = 64 steps x 128 rows / reuse 4
@@ -171,7 +174,7 @@ def test_overrides_deep_merge_nested_and_dotted() -> None:
     )
     assert cfg.train.seed == 7 and not cfg.selfplay.resign.enabled
     assert cfg.selfplay.resign.min_triggers == 20  # preset value kept
-    assert cfg.model.size == "6x64"
+    assert cfg.model.size == "4x48"
     merged = deep_merge({"a": {"b": 1, "c": 2}, "d": 3}, {"a": {"c": 5}})
     assert merged == {"a": {"b": 1, "c": 5}, "d": 3}
 
@@ -214,3 +217,23 @@ def test_schedule_lookup() -> None:
     assert h.linear.at(5000) == pytest.approx(0.01)
     with pytest.raises(ValueError, match=">= 0"):
         h.step.at(-1)
+
+
+def test_inference_backend_names_are_validated() -> None:
+    assert load_config(PARAMS, preset="paper").inference.backend is Backend.ORT_CPU
+    for name in ("ort-cpu", "torch", "ort-gpu", "tensorrt"):
+        assert load_config(PARAMS, preset="smoke", overrides={"inference.backend": name}).inference.backend.value == name
+    with pytest.raises(ConfigError, match=r"inference\.backend: .*'ort-cpu', 'torch', 'ort-gpu' or 'tensorrt'.*'cuda'"):
+        load_config(PARAMS, preset="smoke", overrides={"inference.backend": "cuda"})
+
+
+def test_world_size_zero_is_one_rank_per_gpu() -> None:
+    cfg = load_config(PARAMS, preset="smoke", overrides={"train.world_size": 0}).train
+    assert resolve_world_size(cfg, gpus=0).world_size == 1  # no GPU: one process
+    assert resolve_world_size(cfg, gpus=4).local_batch == 8
+    explicit = load_config(PARAMS, preset="smoke").train
+    assert resolve_world_size(explicit, gpus=4) is explicit  # an explicit size is kept
+    with pytest.raises(ValueError, match="global_batch 32 does not split over 3 ranks"):
+        resolve_world_size(cfg, gpus=3)
+    with pytest.raises(ValueError, match="resolve_world_size"):
+        _ = cfg.local_batch

@@ -29,7 +29,7 @@ LAYERS: list[set[str]] = [
     {"evaluate"},
     {"campaign"},
     {"studies"},  # failure studies: experiment configurations over campaigns, publication and matches
-    {"cli", "uci", "demo", "__main__"},  # entry points
+    {"cli", "uci", "web", "demo", "__main__"},  # entry points
 ]
 RANK = {name: i for i, layer in enumerate(LAYERS) for name in layer}
 RANK[""] = -1  # chesszero/__init__.py: below everything, so it imports nothing of the package

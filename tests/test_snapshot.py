@@ -85,6 +85,19 @@ def test_empty_store(tmp_path: Path) -> None:
         assert restored.size == 0 and restored.total_appended == 0
 
 
+def test_a_killed_writers_temp_folder_is_removed(tmp_path: Path) -> None:
+    """A writer killed mid-copy leaves `.gen_0001.<pid>.tmp`; the next write of
+    that snapshot removes it (else one replay-sized copy per kill, forever)."""
+    (tmp_path / ".gen_0001.4242.tmp").mkdir()
+    (tmp_path / ".gen_0001.4242.tmp" / ROWS_FILE).write_bytes(b"partial")
+    (tmp_path / ".gen_0002.4242.tmp").mkdir()  # another snapshot's: not ours to remove
+    with ReplayStore.create(tmp_path / "r.bin", capacity=8) as store:
+        store.append(synthetic_rows(np.arange(5)))
+        write_snapshot(store, tmp_path / "gen_0001")
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".gen_0002.4242.tmp", "gen_0001", "r.bin"]
+    assert len(read_snapshot(tmp_path / "gen_0001")) == 5
+
+
 def test_corrupt_snapshots_name_the_file(tmp_path: Path) -> None:
     with wrapped_store(tmp_path / "r.bin") as store:
         good = write_snapshot(store, tmp_path / "good").path

@@ -3,13 +3,17 @@
 ``runs/<campaign>/`` holds everything a campaign owns::
 
     state.json            durable progress (chesszero.campaign.state)
+    phases.jsonl          when each stage started and ended (chesszero.campaign.phaselog)
     config.json           the resolved recipe (also logged to MLflow)
     replay.bin            the replay ring store
     shards/gen_NNNN/      self-play game records (Parquet), one file per actor call
     actors/actor_K/       per-actor restart archive and handed-back games
     train.pt              the training checkpoint (model, optimizer, sampler, credit)
+    candidate.pt          a larger candidate's checkpoint while one trains (progressive sizing)
+    candidate_gate.json   its promotion gate (matches against the active artifact)
     checkpoints/          checkpoint copies on the campaign's cadence
     artifacts/gen_NNNN/   published ONNX artifacts and fidelity reports
+    artifacts/candidate_gen_NNNN/  the candidate's artifacts
     artifacts/active.json the activation state (which artifact actors use)
     evals/gen_NNNN/       ladder and promotion matches (JSON + PGN)
     resign.json           the resignation calibrator
@@ -31,6 +35,10 @@ from chesszero.config import Config, load_config
 if TYPE_CHECKING:
     from chesszero.campaign.tracking import Tracker
 
+RUNTIME_SECTIONS = ("inference",)
+"""Recipe sections that say where the network runs, not what the campaign learns:
+a campaign may resume with them changed (e.g. moved onto a GPU machine)."""
+
 NAME_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
 
 
@@ -45,6 +53,10 @@ class CampaignPaths:
         return self.dir / "state.json"
 
     @property
+    def phase_log(self) -> Path:
+        return self.dir / "phases.jsonl"
+
+    @property
     def config(self) -> Path:
         return self.dir / "config.json"
 
@@ -55,6 +67,17 @@ class CampaignPaths:
     @property
     def checkpoint(self) -> Path:
         return self.dir / "train.pt"
+
+    @property
+    def candidate(self) -> Path:
+        return self.dir / "candidate.pt"
+
+    @property
+    def candidate_gate(self) -> Path:
+        return self.dir / "candidate_gate.json"
+
+    def candidate_artifact_dir(self, generation: int) -> Path:
+        return self.dir / "artifacts" / f"candidate_gen_{generation:04d}"
 
     @property
     def activation(self) -> Path:
@@ -108,14 +131,25 @@ class Campaign:
     paths: CampaignPaths
     states: StateStore
     _tracker: Tracker | None = field(default=None, repr=False, compare=False)
+    _gate_runtimes: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
-    def tracker(self, run_id: str | None) -> Tracker:
-        """The campaign's MLflow run `run_id` (a new run when None), kept for this object's life."""
+    def tracker(self, run_id: str | None, *, uid: str | None = None) -> Tracker:
+        """The campaign's MLflow run `run_id`, kept for this object's life; when
+        None, the run tagged with `uid`, made if there is none."""
         from chesszero.campaign.tracking import Tracker
 
         if self._tracker is None or run_id is None or self._tracker.run_id != run_id:
-            self._tracker = Tracker(self.root, self.name, run_id=run_id)
+            self._tracker = Tracker(self.root, self.name, run_id=run_id, uid=uid)
         return self._tracker
+
+    def gate_runtime(self, backend: str) -> Any:
+        """The fidelity gate's runtime for `backend`, kept for this object's
+        life: a TensorRT runtime refits its engine for each new artifact (paper 5.3)."""
+        from chesszero.publish.backends import make_runtime
+
+        if backend not in self._gate_runtimes:
+            self._gate_runtimes[backend] = make_runtime(backend, threads=None)
+        return self._gate_runtimes[backend]
 
     @classmethod
     def open(cls, root: Path, name: str, *, preset: str, params: Path | None = None,
@@ -138,12 +172,13 @@ class Campaign:
 
     def check_recipe(self) -> None:
         """Refuses to resume with a recipe that differs from the one the
-        campaign started with (credit and schedules would silently drift)."""
+        campaign started with (credit and schedules would silently drift);
+        ``RUNTIME_SECTIONS`` may differ."""
         if not self.paths.config.exists():
             return
         started = json.loads(self.paths.config.read_text())["recipe"]
         now = self.cfg.model_dump(mode="json")
-        changed = sorted(_diff(started, now))
+        changed = sorted(k for k in _diff(started, now) if k.split(".")[0] not in RUNTIME_SECTIONS)
         if changed:
             raise ValueError(f"campaign {self.name!r} was started with a different recipe; changed keys: "
                              f"{', '.join(changed[:10])}; restore params.yaml or start a new campaign name")

@@ -15,9 +15,9 @@ import enum
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
-from chesszero.campaign import runner
+from chesszero.campaign import phaselog, runner
 from chesszero.campaign.context import Campaign
 from chesszero.campaign.selfplay_stage import ActorJob, run_actor_job
 from chesszero.campaign.state import CampaignState, Phase
@@ -45,17 +45,34 @@ class Stage(enum.Enum):
     EVALUATE = "evaluate"
 
 
+@dataclass(frozen=True)
+class StageArgs:
+    """What a stage needs beyond the durable state: when self-play started
+    (finish self-play) and the campaign's limits (evaluation decides whether
+    its generation is the last)."""
+
+    started: float | None = None
+    generations: int | None = None
+    hours: float | None = None
+
+
 _STAGE_OF_PHASE = {Phase.MATERIALIZE: Stage.MATERIALIZE, Phase.TRAIN: Stage.TRAIN, Phase.PUBLISH: Stage.PUBLISH,
                    Phase.RESIGN: Stage.RESIGN, Phase.EVALUATE: Stage.EVALUATE}
 
 
-def run_stage(campaign: Campaign, stage: Stage, args: dict[str, Any]) -> Metrics:
-    """Runs one stage in this process (a Prefect task body calls this too)."""
+def run_stage(campaign: Campaign, stage: Stage, args: StageArgs = StageArgs()) -> Metrics:
+    """Runs one stage in this process (a Prefect task body calls this too),
+    between its start and end lines in the phase log."""
+    with phaselog.span(campaign.paths.phase_log, campaign.load_state().generation, stage.value):
+        return _run_stage(campaign, stage, args)
+
+
+def _run_stage(campaign: Campaign, stage: Stage, args: StageArgs) -> Metrics:
     if stage is Stage.BOOTSTRAP:
         runner.bootstrap(campaign)
         return {}
     if stage is Stage.FINISH_SELFPLAY:
-        return runner.finish_selfplay(campaign, float(args["started"]))
+        return runner.finish_selfplay(campaign, time.time() if args.started is None else args.started)
     if stage is Stage.MATERIALIZE:
         return runner.materialize(campaign)
     if stage is Stage.TRAIN:
@@ -64,11 +81,11 @@ def run_stage(campaign: Campaign, stage: Stage, args: dict[str, Any]) -> Metrics
         return runner.publish(campaign)
     if stage is Stage.RESIGN:
         return runner.resign(campaign)
-    return runner.evaluate(campaign, generations=args.get("generations"), hours=args.get("hours"))
+    return runner.evaluate(campaign, generations=args.generations, hours=args.hours)
 
 
-StageRunner = Callable[[Stage, dict[str, Any]], Metrics]
-"""Runs a stage with its keyword arguments (JSON-able values) and returns its metrics."""
+StageRunner = Callable[[Stage, StageArgs], Metrics]
+"""Runs a stage with its arguments and returns its metrics."""
 
 ActorRunner = Callable[[list[ActorJob], Callable[[int], None]], None]
 """Runs the actor jobs, calling the second argument with the positions each job wrote."""
@@ -102,9 +119,13 @@ class Silent:
 
 def drive(campaign: Campaign, limits: Limits, stages: StageRunner, actors: ActorRunner,
           observer: Observer | None = None) -> CampaignState:
-    """Runs (or resumes) the campaign until its limits; returns the final state."""
+    """Runs (or resumes) the campaign until its limits; returns the final state.
+    An inference backend this machine cannot run stops it here, before any work."""
+    from chesszero.publish.backends import check_backend
+
+    check_backend(campaign.cfg.inference.backend)
     observer = observer or Silent()
-    stages(Stage.BOOTSTRAP, {})
+    stages(Stage.BOOTSTRAP, StageArgs())
     state = campaign.load_state()
     while True:
         g, phase = state.generation, state.phase
@@ -114,11 +135,12 @@ def drive(campaign: Campaign, limits: Limits, stages: StageRunner, actors: Actor
             started = time.time()
             jobs = runner.plan(campaign)
             observer.selfplay(g, sum(j.positions for j in jobs))
-            actors(jobs, observer.advance_positions)
-            observer.phase("self-play", stages(Stage.FINISH_SELFPLAY, {"started": started}))
+            with phaselog.span(campaign.paths.phase_log, g, "self-play"):
+                actors(jobs, observer.advance_positions)
+            observer.phase("self-play", stages(Stage.FINISH_SELFPLAY, StageArgs(started=started)))
         else:
             stage = _STAGE_OF_PHASE[phase]
-            args = {"generations": limits.generations, "hours": limits.hours} if stage is Stage.EVALUATE else {}
+            args = StageArgs(generations=limits.generations, hours=limits.hours)
             observer.phase(stage.value, stages(stage, args))
             if stage is Stage.EVALUATE:
                 observer.generation_done(g)
@@ -136,5 +158,5 @@ def run_local(campaign: Campaign, limits: Limits = Limits(), observer: Observer 
     return drive(campaign, limits, lambda stage, args: run_stage(campaign, stage, args), run_actors_here, observer)
 
 
-__all__ = ["ActorRunner", "Limits", "Metrics", "Observer", "Silent", "Stage", "StageRunner", "drive", "run_local",
+__all__ = ["ActorRunner", "Limits", "Metrics", "Observer", "Silent", "Stage", "StageArgs", "StageRunner", "drive", "run_local",
            "run_stage"]

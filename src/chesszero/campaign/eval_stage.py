@@ -28,10 +28,11 @@ from chesszero.campaign.tracking import Tracker
 
 if TYPE_CHECKING:
     from chesszero.evaluate.joint_rating import JointRating
+    from chesszero.evaluate.ladder import LadderTable
     from chesszero.material import Conversion
 
 
-def _ladder(campaign: Campaign) -> Any:
+def _ladder(campaign: Campaign) -> LadderTable:
     from chesszero.evaluate.ladder import LadderTable
 
     path = campaign.root / "data" / "ladder.json"
@@ -54,7 +55,7 @@ def rate_model(campaign: Campaign, artifact: str, visits: int | None, out_dir: P
     ev = campaign.cfg.evaluate
     table = _ladder(campaign)
     openings = load_openings(campaign.root / "data" / "openings" / "openings.epd")[: ev.openings]
-    session = load_evaluator(artifact, plain_onnx=False)
+    session = load_evaluator(artifact, backend=campaign.cfg.inference.backend, plain_onnx=False)
     results = {}
     for rung_name in ev.rungs:
         rung = table.rung(rung_name)

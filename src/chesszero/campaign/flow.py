@@ -1,8 +1,12 @@
 """The `final-recipe` Prefect flow: ``dispatch.drive`` with Prefect tasks.
 
 Each stage of a generation runs as a Prefect task (named after the stage) and
-the self-play actors are mapped over the flow's task runner (threads locally,
-a Dask cluster when the recipe gives ``campaign.dask_address``). The phase
+the self-play actors are mapped over a task runner the flow picks from the
+campaign's recipe when it starts (``actor_runner``: the Dask scheduler at
+``campaign.dask_address``, else one thread per actor in this process), so a
+run started by ``make run`` and one started from a deployment that
+``flows/serve.py`` serves (which loads the flow from its entry point, with no
+task runner of ours attached) map the actors the same way. The phase
 loop itself is ``dispatch.drive``, the same one ``--no-prefect`` runs; the
 durable campaign state decides where to start, so re-running the same
 command after Ctrl-C or kill -9 resumes.
@@ -15,16 +19,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import asdict
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
+from prefect.task_runners import TaskRunner, ThreadPoolTaskRunner
 
 from chesszero.campaign.context import Campaign
-from chesszero.campaign.dispatch import Limits, Metrics, Stage, drive, run_stage
+from chesszero.campaign.dispatch import Limits, Metrics, Stage, StageArgs, drive, run_stage
 from chesszero.campaign.progress import Reporter
 from chesszero.campaign.selfplay_stage import ActorJob, run_actor_job
+from chesszero.config import Config
 
 
 def _open(root: str, name: str, preset: str) -> Campaign:
@@ -32,7 +39,7 @@ def _open(root: str, name: str, preset: str) -> Campaign:
 
 
 @task(name="stage", cache_policy=NO_CACHE)
-def stage_task(root: str, name: str, preset: str, stage: str, args: dict[str, Any]) -> Metrics:
+def stage_task(root: str, name: str, preset: str, stage: str, args: StageArgs) -> Metrics:
     return run_stage(_open(root, name, preset), Stage(stage), args)
 
 
@@ -41,8 +48,19 @@ def actor_task(job: ActorJob) -> list[dict[str, Any]]:
     return [asdict(s) for s in run_actor_job(job)]
 
 
-def _submit_actors(jobs: list[ActorJob], advance: Callable[[int], None]) -> None:
-    futures = [actor_task.submit(job) for job in jobs]
+def actor_runner(cfg: Config) -> TaskRunner:
+    """Where the self-play actors run: the Dask scheduler at
+    ``campaign.dask_address``, or (null) threads of this process, one per actor."""
+    address = cfg.campaign.dask_address
+    if address:
+        from prefect_dask import DaskTaskRunner
+
+        return DaskTaskRunner(address=address)
+    return ThreadPoolTaskRunner(max_workers=max(1, cfg.selfplay.actors))
+
+
+def _submit_actors(runner: TaskRunner, jobs: list[ActorJob], advance: Callable[[int], None]) -> None:
+    futures = [runner.submit(actor_task, {"job": job}) for job in jobs]
     for f in futures:
         advance(sum(s["positions"] for s in f.result()))
 
@@ -57,15 +75,15 @@ def final_recipe(preset: str = "cpu", campaign: str | None = None, root: str = "
     root = str(Path(root).resolve())
     camp = _open(root, name, preset)
 
-    def stages(stage: Stage, args: dict[str, Any]) -> Metrics:
+    def stages(stage: Stage, args: StageArgs) -> Metrics:
         metrics = stage_task.with_options(name=stage.value)(root, name, preset, stage.value, args)
         if stage is Stage.EVALUATE:
             logger.info("generation %d done", camp.load_state().generation - 1)
         return metrics
 
-    with Reporter(camp, enabled=progress) as reporter:
-        drive(camp, Limits(generations, hours), stages, _submit_actors, reporter)
+    with actor_runner(camp.cfg) as runner, Reporter(camp, enabled=progress) as reporter:
+        drive(camp, Limits(generations, hours), stages, partial(_submit_actors, runner), reporter)
     return camp.summary()
 
 
-__all__ = ["final_recipe"]
+__all__ = ["actor_runner", "final_recipe"]

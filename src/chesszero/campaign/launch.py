@@ -14,20 +14,14 @@ from rich.console import Console
 from chesszero.campaign.context import Campaign
 
 
-def _flow(campaign: Campaign) -> Any:
+def _flow() -> Any:
+    """The flow (it maps the actors over the recipe's Dask scheduler or threads itself)."""
     # The ephemeral API server can take tens of seconds to start on a busy machine.
     os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "180")
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")  # no telemetry calls out
     from chesszero.campaign.flow import final_recipe
 
-    address = campaign.cfg.campaign.dask_address
-    if address:
-        from prefect_dask import DaskTaskRunner
-
-        return final_recipe.with_options(task_runner=DaskTaskRunner(address=address))
-    from prefect.task_runners import ThreadPoolTaskRunner
-
-    return final_recipe.with_options(task_runner=ThreadPoolTaskRunner(max_workers=max(1, campaign.cfg.selfplay.actors)))
+    return final_recipe
 
 
 def run_campaign(*, preset: str, name: str | None = None, root: Path = Path("."), generations: int | None = None,
@@ -39,8 +33,8 @@ def run_campaign(*, preset: str, name: str | None = None, root: Path = Path(".")
     console = Console()
     console.print(f"[bold]campaign {name}[/] preset {preset}: {campaign.paths.dir}")
     if use_prefect:
-        summary = _flow(campaign)(preset=preset, campaign=name, root=str(root), generations=generations,
-                                  hours=hours, progress=progress)
+        summary = _flow()(preset=preset, campaign=name, root=str(root), generations=generations,
+                          hours=hours, progress=progress)
     else:
         from chesszero.campaign.dispatch import Limits, run_local
         from chesszero.campaign.progress import Reporter

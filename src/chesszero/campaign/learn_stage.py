@@ -20,6 +20,7 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
+from chesszero.campaign import phaselog
 from chesszero.campaign.context import Campaign
 from chesszero.campaign.selfplay_stage import shard_files
 from chesszero.campaign.state import CampaignState
@@ -125,12 +126,14 @@ def available_presentations(campaign: Campaign) -> float:
     return ledger.available_presentations
 
 
-def train(campaign: Campaign, generation: int) -> dict[str, Any] | None:
-    """Runs this generation's quantum unless the checkpoint already has it.
-
-    Returns the quantum statistics (None when the quantum was already done
-    before a restart). World size > 1 runs under torchrun.
-    """
+def run_quantum(campaign: Campaign, checkpoint: Path, stats_out: Path, extra: dict[str, Any], *,
+                catch_up: bool = False) -> dict[str, Any] | None:
+    """One quantum of the network in `checkpoint` on the campaign's replay
+    (in this process, or under torchrun when the world size is above 1;
+    `train.world_size` 0: one rank per visible GPU); its statistics, or None
+    when the ledger does not fund it (never for a `catch_up` quantum, which
+    runs unfunded and is counted apart)."""
+    from chesszero.train.distributed import resolve_world_size
     from chesszero.train.run import (
         EXIT_UNFUNDED,
         QuantumJob,
@@ -139,25 +142,37 @@ def train(campaign: Campaign, generation: int) -> dict[str, Any] | None:
         torchrun_command,
     )
 
-    paths, cfg = campaign.paths, campaign.cfg
-    stats_out = paths.dir / f"quantum_gen{generation:04d}.json"
-    if checkpoint_extra(paths.checkpoint).get("generation", -1) >= generation:
-        return json.loads(stats_out.read_text()) if stats_out.exists() else None
-    if cfg.train.world_size == 1:
-        stats = run_quantum_job(QuantumJob(cfg, paths.replay, paths.checkpoint, stats_out,
-                                           extra={"generation": generation}))
-        if stats is None:
-            raise UnfundedQuantum(f"generation {generation}: the replay store does not fund a quantum")
-        return stats.as_dict(prefix="")
-    cmd = torchrun_command(cfg.train.world_size, command_argv(
-        params=campaign.root / "params.yaml", preset=campaign.preset, replay=paths.replay,
-        checkpoint=paths.checkpoint, stats_out=stats_out, generation=generation))
+    cfg = campaign.cfg
+    world = resolve_world_size(cfg.train).world_size
+    if world == 1:
+        stats = run_quantum_job(QuantumJob(cfg, campaign.paths.replay, checkpoint, stats_out, extra=extra,
+                                           catch_up=catch_up))
+        return None if stats is None else stats.as_dict(prefix="")
+    cmd = torchrun_command(world, command_argv(
+        params=campaign.root / "params.yaml", preset=campaign.preset, replay=campaign.paths.replay,
+        checkpoint=checkpoint, stats_out=stats_out, extra=extra, catch_up=catch_up))
     proc = subprocess.run(cmd, cwd=campaign.root)
     if proc.returncode == EXIT_UNFUNDED:
-        raise UnfundedQuantum(f"generation {generation}: the replay store does not fund a quantum")
+        return None
     if proc.returncode != 0:
         raise RuntimeError(f"torchrun training failed with exit code {proc.returncode}")
     return json.loads(stats_out.read_text())
+
+
+def train(campaign: Campaign, generation: int) -> dict[str, Any] | None:
+    """Runs this generation's quantum unless the checkpoint already has it.
+
+    Returns the quantum statistics (None when the quantum was already done
+    before a restart); raises UnfundedQuantum when the ledger does not fund it.
+    """
+    paths = campaign.paths
+    stats_out = paths.dir / f"quantum_gen{generation:04d}.json"
+    if checkpoint_extra(paths.checkpoint).get("generation", -1) >= generation:
+        return json.loads(stats_out.read_text()) if stats_out.exists() else None
+    stats = run_quantum(campaign, paths.checkpoint, stats_out, {"generation": generation})
+    if stats is None:
+        raise UnfundedQuantum(f"generation {generation}: the replay store does not fund a quantum")
+    return stats
 
 
 def initial_checkpoint(campaign: Campaign) -> None:
@@ -169,7 +184,10 @@ def initial_checkpoint(campaign: Campaign) -> None:
     import torch
 
     torch.manual_seed(campaign.cfg.train.seed)
-    trainer = Trainer(campaign.cfg.train, campaign.cfg.model.size, ctx=init_distributed())
+    # One process writes step 0 whatever the ranks (nothing is stepped yet; every
+    # rank count starts from the same seeded network and an empty optimizer).
+    single = campaign.cfg.train.model_copy(update={"world_size": 1, "micro_batches": 1})
+    trainer = Trainer(single, campaign.cfg.model.size, ctx=init_distributed())
     campaign.paths.dir.mkdir(parents=True, exist_ok=True)
     trainer.save(campaign.paths.checkpoint, extra={"generation": -1})
 
@@ -221,8 +239,13 @@ def recalibrate_resignation(campaign: Campaign, generation: int) -> dict[str, fl
 def snapshot_replay(campaign: Campaign, generation: int) -> int:
     """Writes a replay snapshot under data/replay/snapshots/<campaign>/ and,
     when the project root is a DVC repository, tracks and pushes it."""
+    with phaselog.span(campaign.paths.phase_log, generation, "snapshot"):
+        return _snapshot(campaign, generation)
+
+
+def _snapshot(campaign: Campaign, generation: int) -> int:
     from chesszero.replay import ReplayStore
-    from chesszero.replay.snapshot import dvc_track, write_snapshot
+    from chesszero.replay.snapshot import dvc_push, dvc_track, write_snapshot
 
     out = campaign.root / "data" / "replay" / "snapshots" / campaign.name / f"gen_{generation:04d}"
     if not out.exists():
@@ -231,6 +254,10 @@ def snapshot_replay(campaign: Campaign, generation: int) -> int:
         rows = int(info.rows)
     else:
         rows = int(json.loads((out / "meta.json").read_text()).get("rows", 0))
-    if (campaign.root / ".dvc").is_dir() and not out.with_name(out.name + ".dvc").exists():
-        dvc_track(out, campaign.root)
+    if (campaign.root / ".dvc").is_dir():
+        dvc_file = out.with_name(out.name + ".dvc")
+        if not dvc_file.exists():
+            dvc_track(out, campaign.root)
+        else:  # a rerun: the push after `dvc add` may have been cut (pushing again uploads only what is missing)
+            dvc_push(dvc_file, campaign.root)
     return rows

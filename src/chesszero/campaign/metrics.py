@@ -1,7 +1,10 @@
 """MLflow metric keys shared by the campaign (writer) and the reports (reader).
 
 All campaign metrics are logged on the campaign run with ``step =
-generation``. One owner for the names keeps writer and reader in agreement.
+generation``, each once per step (a phase rerun after a crash does not log
+its metrics again), except the two clocks in ``CLOCKS``, which every phase
+logs at its end (the value at a generation's last phase is the generation's).
+One owner for the names keeps writer and reader in agreement.
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ REGISTERED_MODEL_PREFIX = "chesszero"
 
 WALL_S = "time/wall_s"
 GENERATION = "time/generation"
+TAG_UID = "chesszero.campaign_uid"  # the campaign directory's identity (CampaignState.uid)
+CLOCKS = (WALL_S, GENERATION)
 
 TRAIN_LOSS = "train/loss"
 TRAIN_LOSS_HEADS = ("policy", "value", "next_policy", "length")
@@ -65,6 +70,21 @@ RESIGN_THRESHOLD = "resign/threshold"
 RESIGN_FALSE_UPPER = "resign/false_rate_upper"
 
 FIDELITY = ("agreement", "kl", "wdl_mae", "passed")
+
+# Progressive sizing: the active stage, the candidate's training and its gate.
+PROGRESSIVE_STAGE = "progressive/stage"
+"""Index of the active size in [model.size, *progressive.stages]."""
+CANDIDATE_STARTED = "candidate/started"
+"""1 in the generation a candidate was created (its reason is a run tag)."""
+CANDIDATE_LOSS = "candidate/train_loss"
+CANDIDATE_QUANTA = "candidate/quanta_total"
+CANDIDATE_CATCH_UP = "candidate/catch_up_presentations"
+CANDIDATE_FIDELITY = "candidate/fidelity_passed"
+PROMOTION_SCORE = "promotion/score"
+PROMOTION_ELO = "promotion/elo_diff"
+"""Candidate minus active, with _lo/_hi: the 95% bootstrap interval over opening pairs."""
+PROMOTION_PASSES = "promotion/passes"
+PROMOTION_PROMOTED = "promotion/promoted"
 
 EVAL_MODES = ("policy", "searched")
 

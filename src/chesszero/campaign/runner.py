@@ -14,9 +14,13 @@ from __future__ import annotations
 import math
 import threading
 import time
-from collections.abc import Callable
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 
 from chesszero.campaign import metrics as M
+from chesszero.campaign import progressive
 from chesszero.campaign.context import Campaign
 from chesszero.campaign.learn_stage import (
     UnfundedQuantum,
@@ -56,10 +60,39 @@ def _expect(state: CampaignState, phase: Phase) -> None:
         raise PhaseError(f"campaign is at phase {state.phase.value!r}, not {phase.value!r}")
 
 
-def _finish(campaign: Campaign, state: CampaignState, started: float, metrics: dict[str, float]) -> None:
+@dataclass
+class PhaseRun:
+    """One phase's work in progress: the loaded state, the metrics it will log
+    and, unless `skip` is set, the advance to the next phase on success."""
+
+    campaign: Campaign
+    state: CampaignState
+    started: float
+    metrics: dict[str, float] = field(default_factory=dict)
+    skip: bool = False
+
+    @property
+    def tracker(self) -> Tracker:
+        return tracker(self.campaign, self.state)
+
+
+@contextmanager
+def _phase(campaign: Campaign, phase: Phase, started: float | None = None) -> Iterator[PhaseRun]:
+    """The prologue and epilogue every phase shares: load the durable state and
+    check it is at `phase`; on success add the phase's wall time, log its
+    metrics at the generation's step, advance and save. An exception leaves the
+    state as it was (the phase reruns on resume); `skip` leaves the saving to
+    the phase (e.g. an unfunded quantum sends the generation back)."""
+    started = time.time() if started is None else started
+    state = campaign.load_state()
+    _expect(state, phase)
+    run = PhaseRun(campaign, state, started)
+    yield run
+    if run.skip:
+        return
     state.wall_seconds += time.time() - started
-    metrics = {**metrics, M.WALL_S: state.wall_seconds, M.GENERATION: state.generation}
-    tracker(campaign, state).log_metrics(metrics, step=state.generation)
+    run.metrics = {**run.metrics, M.WALL_S: state.wall_seconds, M.GENERATION: state.generation}
+    run.tracker.log_metrics(run.metrics, step=state.generation)
     state.advance()
     campaign.save_state(state)
 
@@ -71,10 +104,15 @@ def bootstrap(campaign: Campaign) -> CampaignState:
 
     state = campaign.load_state()
     if state.mlflow_run_id is None:
-        t = campaign.tracker(None)
-        state.mlflow_run_id = t.run_id
+        if not state.uid:  # saved before the run exists: a rerun finds the run by it, never makes two
+            state.uid = uuid.uuid4().hex
+            campaign.save_state(state)
+        state.mlflow_run_id = campaign.tracker(None, uid=state.uid).run_id
         campaign.save_state(state)
+    if not campaign.paths.config.exists() or not tracker(campaign, state).has_artifact("config.json"):
+        # config.json is logged last: a kill before it repeats this (params already logged are kept)
         resolved = campaign.write_config()
+        t = tracker(campaign, state)
         t.log_params({"preset": campaign.preset, "campaign": campaign.name,
                       **flatten(resolved), **environment_params(campaign.root)})
         t.log_artifact(campaign.paths.config)
@@ -127,40 +165,54 @@ def plan(campaign: Campaign) -> list[ActorJob]:
 
 
 def finish_selfplay(campaign: Campaign, started: float) -> dict[str, float]:
-    state = campaign.load_state()
-    _expect(state, Phase.SELFPLAY)
-    summaries = [s for s in shard_summaries(campaign.paths, state.generation) if s.label == "main"]
-    overlap = [s for s in shard_summaries(campaign.paths, state.generation) if s.label == "overlap"]
-    agg = aggregate(summaries + overlap)
-    state.counters.games += int(agg["games"])
-    state.counters.positions += int(agg["positions"])
-    metrics = {M.SELFPLAY_GAMES: agg["games"], M.SELFPLAY_POSITIONS: agg["positions"],
-               M.SELFPLAY_SEARCHES_S: aggregate(summaries)["searches_per_s"] if summaries else agg["searches_per_s"],
-               M.NON_DECISIVE: agg["non_decisive_rate"], M.SELFPLAY_GAMES_TOTAL: state.counters.games,
-               M.SELFPLAY_POSITIONS_TOTAL: state.counters.positions,
-               M.MATERIAL_ASSIST: campaign.cfg.selfplay.material_assist.at(state.generation)}
-    for name in M.TERMINATIONS:
-        metrics[M.termination_key(name)] = agg.get(f"term_{name}", 0.0)
-    metrics[M.SELFPLAY_CONVERSION_CHANCES] = agg["conversion_opportunities"]
-    metrics[M.SELFPLAY_CONVERSION_WON] = agg["conversion_converted"]
-    if "conversion" in agg:  # no lead of 5+ pawns in any game: no rate
-        metrics[M.SELFPLAY_CONVERSION] = agg["conversion"]
-    metrics.update(cap_metrics(summaries + overlap))
-    _finish(campaign, state, started, metrics)
-    return metrics
+    with _phase(campaign, Phase.SELFPLAY, started) as run:
+        state = run.state
+        shards = shard_summaries(campaign.paths, state.generation)
+        summaries = [s for s in shards if s.label == "main"]
+        agg = aggregate(shards)
+        state.counters.games += int(agg["games"])
+        state.counters.positions += int(agg["positions"])
+        run.metrics = {
+            M.SELFPLAY_GAMES: agg["games"], M.SELFPLAY_POSITIONS: agg["positions"],
+            M.SELFPLAY_SEARCHES_S: aggregate(summaries)["searches_per_s"] if summaries else agg["searches_per_s"],
+            M.NON_DECISIVE: agg["non_decisive_rate"], M.SELFPLAY_GAMES_TOTAL: state.counters.games,
+            M.SELFPLAY_POSITIONS_TOTAL: state.counters.positions,
+            M.MATERIAL_ASSIST: campaign.cfg.selfplay.material_assist.at(state.generation)}
+        for name in M.TERMINATIONS:
+            run.metrics[M.termination_key(name)] = agg.get(f"term_{name}", 0.0)
+        run.metrics[M.SELFPLAY_CONVERSION_CHANCES] = agg["conversion_opportunities"]
+        run.metrics[M.SELFPLAY_CONVERSION_WON] = agg["conversion_converted"]
+        if "conversion" in agg:  # no lead of 5+ pawns in any game: no rate
+            run.metrics[M.SELFPLAY_CONVERSION] = agg["conversion"]
+        run.metrics.update(cap_metrics(shards))
+    return run.metrics
 
 
 def materialize(campaign: Campaign) -> dict[str, float]:
-    started = time.time()
-    state = campaign.load_state()
-    _expect(state, Phase.MATERIALIZE)
-    out = ingest(campaign, state, state.generation)
-    metrics = {M.REPLAY_SIZE: out["size"], M.REPLAY_OCCUPANCY: out["occupancy"],
-               M.REPLAY_ADMITTED_TOTAL: state.counters.rows_admitted}
-    every = campaign.cfg.campaign.snapshot_every
-    if every and state.generation % every == 0:
-        metrics["replay/snapshot_rows"] = snapshot_replay(campaign, state.generation)
-    _finish(campaign, state, started, metrics)
+    with _phase(campaign, Phase.MATERIALIZE) as run:
+        state = run.state
+        out = ingest(campaign, state, state.generation)
+        run.metrics = {M.REPLAY_SIZE: out["size"], M.REPLAY_OCCUPANCY: out["occupancy"],
+                       M.REPLAY_ADMITTED_TOTAL: state.counters.rows_admitted}
+        every = campaign.cfg.campaign.snapshot_every
+        if every and state.generation % every == 0:
+            run.metrics["replay/snapshot_rows"] = snapshot_replay(campaign, state.generation)
+    return run.metrics
+
+
+def _train_metrics(stats: dict[str, float] | None) -> dict[str, float]:
+    metrics: dict[str, float] = {}
+    if stats is None:
+        return metrics
+    metrics.update({M.TRAIN_LOSS: stats.get("loss_total", float("nan")), M.TRAIN_LR: stats.get("lr_last", 0.0),
+                    M.TRAIN_GRAD_NORM: stats.get("grad_norm_mean", 0.0),
+                    M.TRAIN_SAMPLES_S: stats.get("samples_per_s", 0.0)})
+    for key in ("mean_sample_age", "replay_occupancy"):
+        if key in stats:
+            metrics[M.REPLAY_SAMPLE_AGE if key == "mean_sample_age" else M.REPLAY_OCCUPANCY] = stats[key]
+    for head in M.TRAIN_LOSS_HEADS:
+        if f"loss_{head}" in stats:
+            metrics[M.loss_key(head)] = stats[f"loss_{head}"]
     return metrics
 
 
@@ -172,82 +224,75 @@ def train_quantum(campaign: Campaign, overlap: Callable[[threading.Event], list[
     from chesszero.replay import CreditLedger
     from chesszero.train import load_checkpoint
 
-    started = time.time()
-    state = campaign.load_state()
-    _expect(state, Phase.TRAIN)
-    stop = threading.Event()
-    results: list[ActorSummary] = []
-    errors: list[BaseException] = []
-    worker = None
-    if overlap is not None:
-        def play() -> None:
-            try:
-                results.extend(overlap(stop))
-            except BaseException as exc:  # noqa: BLE001 - re-raised after training
-                errors.append(exc)
+    with _phase(campaign, Phase.TRAIN) as run:
+        state = run.state
+        stop = threading.Event()
+        results: list[ActorSummary] = []
+        errors: list[BaseException] = []
+        worker = None
+        if overlap is not None:
+            def play() -> None:
+                try:
+                    results.extend(overlap(stop))
+                except BaseException as exc:  # noqa: BLE001 - re-raised after training
+                    errors.append(exc)
 
-        worker = threading.Thread(target=play, name="overlap-actors", daemon=True)
-        worker.start()
-    try:
-        stats = train(campaign, state.generation)
-    except UnfundedQuantum:
-        state.phase = Phase.SELFPLAY
-        campaign.save_state(state)
-        return {}
-    finally:
-        stop.set()
-        if worker is not None:
-            worker.join()
-    if errors:
-        raise errors[0]
-    ckpt = load_checkpoint(campaign.paths.checkpoint, map_location="cpu")
-    ledger = CreditLedger.from_dict(ckpt.extra["ledger"])
-    state.counters.optimizer_steps = int(ckpt.step)
-    state.counters.presentations_trained = int(ledger.spent_presentations)
-    state.counters.presentations_funded = int(ledger.funded_presentations)
-    metrics: dict[str, float] = {}
-    if stats is not None:
-        metrics.update({M.TRAIN_LOSS: stats.get("loss_total", float("nan")), M.TRAIN_LR: stats.get("lr_last", 0.0),
-                        M.TRAIN_GRAD_NORM: stats.get("grad_norm_mean", 0.0),
-                        M.TRAIN_SAMPLES_S: stats.get("samples_per_s", 0.0)})
-        for key in ("mean_sample_age", "replay_occupancy"):
-            if key in stats:
-                metrics[M.REPLAY_SAMPLE_AGE if key == "mean_sample_age" else M.REPLAY_OCCUPANCY] = stats[key]
-        for head in M.TRAIN_LOSS_HEADS:
-            if f"loss_{head}" in stats:
-                metrics[M.loss_key(head)] = stats[f"loss_{head}"]
-    metrics[M.TRAIN_STEP] = state.counters.optimizer_steps
-    metrics[M.TRAIN_SAMPLES] = state.counters.presentations_trained
-    if results:
-        metrics[M.SELFPLAY_SEARCHES_S_OVERLAP] = aggregate(results)["searches_per_s"]
-    cadence = campaign.cfg.campaign.checkpoint_every
-    if cadence and state.generation % cadence == 0:
-        tracker(campaign, state).log_artifact(campaign.paths.checkpoint, f"checkpoints/gen_{state.generation:04d}")
-    _finish(campaign, state, started, metrics)
-    return metrics
+            worker = threading.Thread(target=play, name="overlap-actors", daemon=True)
+            worker.start()
+        extra: dict[str, float] = {}
+        try:
+            stats = train(campaign, state.generation)
+            reason = progressive.start_reason(campaign.cfg, state)
+            if reason is not None:
+                extra.update(progressive.start_candidate(campaign, state, reason, run.tracker))
+            if state.candidate is not None and state.candidate.promoting is None:
+                extra.update(progressive.train_candidate(campaign, state))
+        except UnfundedQuantum:
+            state.phase = Phase.SELFPLAY
+            campaign.save_state(state)
+            run.skip = True
+            return {}
+        finally:
+            stop.set()
+            if worker is not None:
+                worker.join()
+        if errors:
+            raise errors[0]
+        ckpt = load_checkpoint(campaign.paths.checkpoint, map_location="cpu")
+        ledger = CreditLedger.from_dict(ckpt.extra["ledger"])
+        state.counters.optimizer_steps = int(ckpt.step)
+        state.counters.presentations_trained = int(ledger.spent_presentations)
+        state.counters.presentations_funded = int(ledger.funded_presentations)
+        run.metrics = {**_train_metrics(stats), **extra}
+        run.metrics[M.TRAIN_STEP] = state.counters.optimizer_steps
+        run.metrics[M.TRAIN_SAMPLES] = state.counters.presentations_trained
+        if results:
+            run.metrics[M.SELFPLAY_SEARCHES_S_OVERLAP] = aggregate(results)["searches_per_s"]
+        cadence = campaign.cfg.campaign.checkpoint_every
+        if cadence and state.generation % cadence == 0:
+            run.tracker.log_artifact(campaign.paths.checkpoint, f"checkpoints/gen_{state.generation:04d}")
+    return run.metrics
 
 
 def publish(campaign: Campaign) -> dict[str, float]:
     from chesszero.campaign.publish_stage import publish_generation
 
-    started = time.time()
-    state = campaign.load_state()
-    _expect(state, Phase.PUBLISH)
-    metrics = publish_generation(campaign, state, tracker(campaign, state))
-    _finish(campaign, state, started, metrics)
-    return metrics
+    with _phase(campaign, Phase.PUBLISH) as run:
+        if not progressive.promoted_this_generation(run.state):  # else the candidate's network was published
+            run.metrics = publish_generation(campaign, run.state, run.tracker)
+        if run.state.candidate is not None:
+            run.metrics.update(progressive.judge_candidate(campaign, run.state, run.tracker))
+        run.metrics[M.PROGRESSIVE_STAGE] = float(run.state.stage)
+    return run.metrics
 
 
 def resign(campaign: Campaign) -> dict[str, float]:
-    started = time.time()
-    state = campaign.load_state()
-    _expect(state, Phase.RESIGN)
-    out = recalibrate_resignation(campaign, state.generation)
-    metrics = {M.RESIGN_THRESHOLD: out["threshold"] if out["threshold"] is not None else -1.0}
-    if out["false_rate_upper"] is not None:
-        metrics[M.RESIGN_FALSE_UPPER] = out["false_rate_upper"]
-    _finish(campaign, state, started, metrics)
-    return metrics
+    with _phase(campaign, Phase.RESIGN) as run:
+        out = recalibrate_resignation(campaign, run.state.generation)
+        run.metrics = {M.RESIGN_THRESHOLD: out["threshold"] if out["threshold"] is not None else -1.0}
+        if out["false_rate_upper"] is not None:
+            run.metrics[M.RESIGN_FALSE_UPPER] = out["false_rate_upper"]
+    return run.metrics
 
 
 def evaluate(campaign: Campaign, *, generations: int | None = None, hours: float | None = None,
@@ -259,25 +304,25 @@ def evaluate(campaign: Campaign, *, generations: int | None = None, hours: float
     no final evaluation and `finished` never set."""
     from chesszero.campaign.eval_stage import evaluate_generation
 
-    started = time.time()
-    state = campaign.load_state()
-    _expect(state, Phase.EVALUATE)
-    last = is_last(campaign, state, generations=generations, hours=hours) if final is None else final
-    metrics: dict[str, float] = {}
-    cadence = campaign.cfg.evaluate.cadence_generations
-    if last or state.generation % cadence == 0:
-        metrics = evaluate_generation(campaign, state, tracker(campaign, state), budget_sweep=last)
-    if not last and final is None:
-        _, seconds = _limits(campaign, generations, hours)
-        if state.wall_seconds + (time.time() - started) >= seconds:
-            last = True
-            metrics.update(evaluate_generation(campaign, state, tracker(campaign, state), ladder=False,
-                                               budget_sweep=True))
-    if last:
-        state.finished = True
-        tracker(campaign, state).set_terminated("FINISHED")
-    _finish(campaign, state, started, metrics)
-    return metrics
+    with _phase(campaign, Phase.EVALUATE) as run:
+        state = run.state
+        last = is_last(campaign, state, generations=generations, hours=hours) if final is None else final
+        cadence = campaign.cfg.evaluate.cadence_generations
+        if last or state.generation % cadence == 0:
+            run.metrics = evaluate_generation(campaign, state, run.tracker, budget_sweep=last)
+        if not last and final is None:
+            _, seconds = _limits(campaign, generations, hours)
+            if state.wall_seconds + (time.time() - run.started) >= seconds:
+                last = True
+                run.metrics.update(evaluate_generation(campaign, state, run.tracker, ladder=False,
+                                                       budget_sweep=True))
+        searched = M.joint_elo_key("searched")
+        if searched in run.metrics:  # the plateau trigger of progressive sizing reads these
+            state.searched_elo.append([state.generation, run.metrics[searched]])
+        if last:
+            state.finished = True
+            run.tracker.set_terminated("FINISHED")
+    return run.metrics
 
 
 def overlap_player(campaign: Campaign) -> Callable[[threading.Event], list[ActorSummary]] | None:

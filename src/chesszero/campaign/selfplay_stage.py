@@ -141,11 +141,13 @@ def _load_pending(path: Path) -> list[Any]:
 
 def run_actor_job(job: ActorJob, *, stop: threading.Event | None = None,
                   slice_positions: int | None = None, threads: int = 1) -> list[ActorSummary]:
-    """Plays the job's positions with the active artifact; one shard per call.
+    """Plays the job's positions with the active artifact in the recipe's
+    inference backend (on GPU ``actor_device(actor)``); one shard per call.
 
     With ``stop`` the job plays in slices and returns early once it is set
     (used by the actors that overlap the trainer).
     """
+    from chesszero.publish.backends import actor_device
     from chesszero.publish.loading import load_evaluator
     from chesszero.search.assist import with_material_assist
     from chesszero.selfplay.actor import SelfPlayActor
@@ -158,7 +160,9 @@ def run_actor_job(job: ActorJob, *, stop: threading.Event | None = None,
             + (7 if job.label == "overlap" else 0)) % 2**31
     actor = SelfPlayActor(actor_settings(cfg, actor=job.actor, seed=seed,
                                          archive_path=actor_dir / "archive.sqlite"))
-    session = with_material_assist(load_evaluator(job.artifact, threads=threads, plain_onnx=False),
+    evaluator = load_evaluator(job.artifact, backend=cfg.inference.backend, threads=threads,
+                               device=actor_device(job.actor), plain_onnx=False)
+    session = with_material_assist(evaluator,
                                    cfg.selfplay.material_assist.at(job.generation),
                                    scale=cfg.selfplay.material_scale)
     pending_path = actor_dir / "pending.json"

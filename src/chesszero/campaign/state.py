@@ -48,6 +48,25 @@ class Counters:
 
 
 @dataclass
+class Candidate:
+    """A larger network training beside the active one (progressive sizing).
+
+    ``promoting`` is set (to the winning artifact) once its gate has promoted
+    it, before its checkpoint replaces the active one, so a crash in between
+    finishes the handoff on resume."""
+
+    size: str
+    stage: int
+    created: int
+    reason: str
+    promoting: str | None = None
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Candidate:
+        return cls(**d)
+
+
+@dataclass
 class CampaignState:
     """Everything a campaign needs to continue after Ctrl-C or kill -9."""
 
@@ -63,10 +82,15 @@ class CampaignState:
     credit: dict[str, Any] = field(default_factory=dict)
     resign: dict[str, Any] = field(default_factory=dict)
     promotion: dict[str, Any] = field(default_factory=dict)
+    stage: int = 0  # progressive sizing: index into [model.size, *progressive.stages]
+    stage_started: int = 0  # generation the current stage began
+    candidate: Candidate | None = None
+    searched_elo: list[list[float]] = field(default_factory=list)  # [generation, joint Elo] per evaluation
     wall_seconds: float = 0.0
     seed: int = 0
     mlflow_run_id: str | None = None
     finished: bool = False
+    uid: str = ""  # set once, before the MLflow run is made (tagged with it), so a rerun finds that run
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -78,6 +102,8 @@ class CampaignState:
         d = dict(d)
         d["phase"] = Phase(d["phase"])
         d["counters"] = Counters(**d.get("counters", {}))
+        if d.get("candidate") is not None:
+            d["candidate"] = Candidate.from_dict(d["candidate"])
         return cls(**d)
 
     def advance(self) -> None:

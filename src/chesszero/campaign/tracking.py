@@ -65,7 +65,12 @@ def environment_params(root: Path) -> dict[str, str]:
 class Tracker:
     """Thin wrapper over an MLflow client bound to one campaign run."""
 
-    def __init__(self, root: Path, campaign: str, run_id: str | None = None) -> None:
+    def __init__(self, root: Path, campaign: str, run_id: str | None = None, uid: str | None = None, *,
+                 kind: str = "campaign", tags: Mapping[str, str] | None = None) -> None:
+        """Binds run `run_id`; without it, the run tagged ``TAG_UID = uid`` (a
+        campaign killed between making its run and saving the run's id finds
+        it again), or a new run named `campaign` tagged with `kind` and `tags`
+        (a distillation run is kind "distill", linked to its teacher's run by tags)."""
         import mlflow
         from mlflow.tracking import MlflowClient
 
@@ -81,10 +86,13 @@ class Tracker:
             exp_id = exp.experiment_id
         self.campaign = campaign
         self.model_name = f"{M.REGISTERED_MODEL_PREFIX}-{campaign}"
+        if run_id is None and uid:
+            found = self.client.search_runs([exp_id], f"tags.`{M.TAG_UID}` = '{uid}'", max_results=1)
+            run_id = found[0].info.run_id if found else None
         if run_id is None:
-            run = self.client.create_run(exp_id, run_name=campaign,
-                                         tags={M.TAG_CAMPAIGN: campaign, M.TAG_KIND: "campaign"})
-            run_id = run.info.run_id
+            all_tags = {M.TAG_CAMPAIGN: campaign, M.TAG_KIND: kind, **({M.TAG_UID: uid} if uid else {}),
+                        **(tags or {})}
+            run_id = self.client.create_run(exp_id, run_name=campaign, tags=all_tags).info.run_id
         self.run_id = run_id
 
     def log_params(self, params: Mapping[str, str]) -> None:
@@ -96,14 +104,26 @@ class Tracker:
             self.client.log_batch(self.run_id, params=fresh[i:i + 90])
 
     def log_metrics(self, values: Mapping[str, float], step: int) -> None:
+        """Logs `values` at `step`, leaving out a metric (other than the
+        ``metrics.CLOCKS``) already logged at `step` or later: a phase rerun
+        after a kill that came between its logging and its state save must
+        not log its metrics twice (steps are generations, never going back)."""
         import time
 
         from mlflow.entities import Metric
 
+        latest = {m.key: m.step for m in self.client.get_run(self.run_id).data.to_proto().metrics}
         now = int(time.time() * 1000)
-        batch = [Metric(k, float(v), now, step) for k, v in values.items() if v is not None]
+        batch = [Metric(k, float(v), now, step) for k, v in values.items()
+                 if v is not None and (k in M.CLOCKS or latest.get(k, step - 1) < step)]
         for i in range(0, len(batch), 900):
             self.client.log_batch(self.run_id, metrics=batch[i:i + 900])
+
+    def has_artifact(self, path: str) -> bool:
+        """True when the run has an artifact at `path` (relative to its root)."""
+        parent = str(Path(path).parent)
+        listed = self.client.list_artifacts(self.run_id, None if parent == "." else parent)
+        return any(a.path == path for a in listed)
 
     def log_artifact(self, path: Path, artifact_path: str | None = None) -> None:
         if path.is_dir():
@@ -112,19 +132,30 @@ class Tracker:
             self.client.log_artifact(self.run_id, str(path), artifact_path)
 
     def register_active(self, onnx_path: Path, label: str) -> str:
-        """Logs the ONNX artifact as a model, registers a version and points
-        the `active` alias at it; returns the version."""
+        """Logs the ONNX artifact as a model, registers a version tagged
+        ``artifact=<label>`` and points the `active` alias at it; returns the
+        version. Once per label: a rerun after a kill finds the version (the
+        tag is set in the same call that creates it) and only moves the alias."""
         import mlflow
         import onnx
 
-        with mlflow.start_run(run_id=self.run_id):
-            info = mlflow.onnx.log_model(onnx.load(str(onnx_path)), name=f"artifact_{label}",
-                                         registered_model_name=self.model_name)
-        self.client.update_run(self.run_id, status="RUNNING")  # start_run's exit marked it FINISHED
-        version = str(info.registered_model_version)
+        version = self._version_of(label)
+        if version is None:
+            with mlflow.start_run(run_id=self.run_id):
+                info = mlflow.onnx.log_model(onnx.load(str(onnx_path)), name=f"artifact_{label}")
+            self.client.update_run(self.run_id, status="RUNNING")  # start_run's exit marked it FINISHED
+            version = str(mlflow.register_model(info.model_uri, self.model_name, tags={"artifact": label}).version)
         self.client.set_registered_model_alias(self.model_name, "active", version)
-        self.client.set_model_version_tag(self.model_name, version, "artifact", label)
         return version
+
+    def _version_of(self, label: str) -> str | None:
+        from mlflow.exceptions import MlflowException
+
+        try:
+            versions = self.client.search_model_versions(f"name = '{self.model_name}'")
+        except MlflowException:  # no registered model yet
+            return None
+        return next((str(v.version) for v in versions if v.tags.get("artifact") == label), None)
 
     def set_terminated(self, status: str = "FINISHED") -> None:
         self.client.set_terminated(self.run_id, status=status)

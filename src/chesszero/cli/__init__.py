@@ -5,8 +5,9 @@ Subcommands: ``demo``, ``perft`` (native core), ``selfplay`` (one actor ->
 a Parquet shard), ``train`` (one training quantum), ``publish`` (checkpoint
 -> gated artifact), ``uci`` (play the network), ``ladder`` (delegates to
 ``chesszero.evaluate.ladder``), ``campaign``, ``grow`` (checkpoint -> larger
-network, same outputs), ``study`` (failure studies, ``chesszero.studies``),
-``bench`` (delegates to
+network, same outputs), ``web`` (play the model in a browser), ``study``
+(failure studies, ``chesszero.studies``), ``distill`` (a compact student from a
+teacher campaign, measured against it), ``bench`` (delegates to
 ``benchmarks/run_all.py`` of a source checkout).
 
 Bad input (a ``ValueError`` or a missing file, and argument errors) is one
@@ -23,24 +24,18 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from chesszero.cli import campaign as campaign_cli
+from chesszero.cli import distill as distill_cli
 from chesszero.cli import grow as grow_cli
 from chesszero.cli import ladder as ladder_cli
 from chesszero.cli import study as study_cli
-from chesszero.cli.common import UsageError, _Parser
-
-
-def _recipe_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--params", default="params.yaml", help="recipe file (default: params.yaml)")
-    p.add_argument("--preset", default="cpu", help="recipe preset: smoke, cpu, paper (default: cpu)")
-    p.add_argument("--set", action="append", default=[], metavar="KEY=YAML",
-                   help="recipe override, e.g. --set train.global_batch=64 (repeatable)")
-
-
-def _load_recipe(args: argparse.Namespace):  # -> chesszero.config.Config
-    from chesszero.config import load_config, parse_overrides
-
-    return load_config(args.params, preset=args.preset, overrides=parse_overrides(args.set))
-
+from chesszero.cli import web as web_cli
+from chesszero.cli.common import (
+    UsageError,
+    _load_recipe,
+    _Parser,
+    _recipe_arguments,
+    add_backend_argument,
+)
 
 # ---------------------------------------------------------------- handlers
 
@@ -60,12 +55,23 @@ def _perft(args: argparse.Namespace) -> int:
     return 0
 
 
+def _key_int(text: str) -> tuple[str, int]:
+    key, sep, value = text.partition("=")
+    try:
+        if not sep or not key.isidentifier():
+            raise ValueError
+        return key, int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected KEY=INT, got {text!r}") from None
+
+
 def _train(args: argparse.Namespace) -> int:
     from chesszero.train.run import train_command
 
     return train_command(params=args.params, preset=args.preset, overrides=args.set,
                          replay=args.replay, checkpoint=args.checkpoint,
-                         stats_out=args.stats_out, steps=args.steps, generation=args.generation)
+                         stats_out=args.stats_out, steps=args.steps, generation=args.generation,
+                         extra=dict(args.record), catch_up=args.catch_up)
 
 
 def _publish(args: argparse.Namespace) -> int:
@@ -74,8 +80,11 @@ def _publish(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from chesszero.publish import Precision, PublishSettings, load_calibration_set, publish
+    from chesszero.publish.backends import make_runtime, publication_scheme
 
     cfg = _load_recipe(args)
+    backend = args.backend or cfg.inference.backend.value
+    runtime = make_runtime(backend, threads=None)  # checked before any work
     if not args.checkpoint.is_file():
         raise ValueError(f"checkpoint not found: {str(args.checkpoint)!r}")
     from chesszero.publish.calibration import random_play_set, tuning_set_from_replay
@@ -84,13 +93,17 @@ def _publish(args: argparse.Namespace) -> int:
     n = cfg.publish.calibration_positions
     tune = (tuning_set_from_replay(args.tune_replay, limit=n, seed=args.seed) if args.tune_replay is not None
             else random_play_set(n, seed=args.seed))
-    settings = PublishSettings.from_config(cfg.publish, precision=Precision(args.precision))
-    with Console(stderr=True).status(f"publishing {args.checkpoint} -> {args.out}"):
-        result = publish(args.checkpoint, args.out, calib, settings=settings, state_path=args.state, tune=tune)
+    settings = PublishSettings.from_config(cfg.publish, precision=Precision(args.precision),
+                                           scheme=publication_scheme(backend))
+    with Console(stderr=True).status(f"publishing {args.checkpoint} -> {args.out} (gate: {runtime.name})"):
+        result = publish(args.checkpoint, args.out, calib, settings=settings, runtime=runtime,
+                         state_path=args.state, tune=tune)
     gate = result.gate
     print(json.dumps({
         "activated": result.activated,
         "artifact": str(gate.path),
+        "backend": backend,
+        "runtime": runtime.name,
         "tuned_on": tune.source,
         "fidelity": gate.report.summary() if gate.report else None,
         "failures": list(gate.report.failures) if gate.report else [],
@@ -112,7 +125,8 @@ def _selfplay(args: argparse.Namespace) -> int:
     from chesszero.uci.model import source_from_path, uniform_source
 
     cfg = _load_recipe(args)
-    source = source_from_path(args.model) if args.model else uniform_source()
+    backend = args.backend or cfg.inference.backend.value
+    source = source_from_path(args.model, backend) if args.model else uniform_source()
     evaluator = source.build(args.threads)
     visits = args.visits if args.visits is not None else cfg.search.visit_cap.at(args.generation)
     args.out.mkdir(parents=True, exist_ok=True)
@@ -144,7 +158,7 @@ def _uci(args: argparse.Namespace) -> int:
     from chesszero.uci import run_uci
 
     return run_uci(args.model, args.visits, args.threads, sys.stdin, sys.stdout,
-                   parallel_leaves=args.parallel_leaves, seed=args.seed)
+                   parallel_leaves=args.parallel_leaves, seed=args.seed, backend=args.backend)
 
 
 def _bench(argv: Sequence[str]) -> int:
@@ -191,6 +205,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help="generation whose visit and ply caps apply (default: 0)")
     play.add_argument("--resign-threshold", type=float, default=None, help="default: never resign")
     play.add_argument("--threads", type=int, default=1, help="inference threads")
+    add_backend_argument(play, default=None)
     play.add_argument("--seed", type=int, default=0)
     play.set_defaults(func=_selfplay)
 
@@ -207,6 +222,10 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--steps", type=int, default=None, help="override train.steps_per_quantum")
     train.add_argument("--generation", type=int, default=None,
                        help="campaign generation to record in the checkpoint")
+    train.add_argument("--record", type=_key_int, action="append", default=[], metavar="KEY=INT",
+                       help="campaign bookkeeping to record in the checkpoint (repeatable)")
+    train.add_argument("--catch-up", action="store_true",
+                       help="a candidate's quantum: run without replay funding, counted as catch-up credit")
     train.set_defaults(func=_train)
 
     pub = sub.add_parser(
@@ -225,6 +244,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="replay store whose rows set activation ranges and QAT "
                      "(default: seeded random-play positions; never the gate's)")
     pub.add_argument("--seed", type=int, default=0, help="seed of the tuning positions")
+    add_backend_argument(pub, default=None)
     pub.set_defaults(func=_publish)
 
     uci = sub.add_parser("uci", help="a UCI engine on stdin/stdout")
@@ -232,13 +252,16 @@ def build_parser() -> argparse.ArgumentParser:
     uci.add_argument("--visits", type=int, default=800, help="visit cap per move (0: none)")
     uci.add_argument("--threads", type=int, default=1, help="inference threads")
     uci.add_argument("--parallel-leaves", type=int, default=None, help="in-flight leaves per tree")
+    add_backend_argument(uci, default="ort-cpu")
     uci.add_argument("--seed", type=int, default=0)
     uci.set_defaults(func=_uci)
 
     ladder_cli.add_parser(sub)
     campaign_cli.add_parser(sub)
     grow_cli.add_parser(sub)
+    web_cli.add_parser(sub)
     study_cli.add_parser(sub)
+    distill_cli.add_parser(sub)
     # Delegated: everything after the command name goes to the benchmark runner's parser.
     sub.add_parser("bench", add_help=False,
                    help="run every benchmark, write reports/bench (chesszero bench --help)")

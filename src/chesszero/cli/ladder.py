@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from chesszero.cli.common import UsageError
+from chesszero.cli.common import UsageError, add_backend_argument
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -42,6 +42,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     rate.add_argument("--max-matches", type=int, default=3)
     rate.add_argument("--concurrency", type=int, default=8)
     rate.add_argument("--threads", type=int, default=1, help="inference threads")
+    add_backend_argument(rate, default="ort-cpu")
     rate.add_argument("--max-plies", type=int, default=300)
     rate.add_argument("--json", type=Path, default=None, help="also write the rating here")
     rate.set_defaults(func=_rate)
@@ -96,7 +97,7 @@ def _rate(args: argparse.Namespace) -> int:
         raise ValueError(f"--games must be a positive even number, got {args.games}")
     openings = load_openings(args.openings)[: args.games // 2]
     notes: list[str] = []
-    evaluator = load_evaluator(args.model, threads=args.threads, warnings=notes)
+    evaluator = load_evaluator(args.model, backend=args.backend, threads=args.threads, warnings=notes)
     for note in notes:
         print(f"note: {note}", file=sys.stderr)
     visits = args.visits or None

@@ -11,7 +11,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "study", help="run a failure study and write reports/failures/NAME.md",
         description="Failure studies (paper chapter 6, reference 004): late-game-targets (6.1), "
-        "refit-drift (6.2), promotion-loss (6.3, not yet produced), draw-cycle (reference 004). "
+        "refit-drift (6.2), promotion-loss (6.3), draw-cycle (reference 004). "
         "'index' rewrites reports/failures/index.md from the reports present.")
     p.add_argument("name", help="late-game-targets | refit-drift | promotion-loss | draw-cycle | index")
     p.add_argument("--quick", action="store_true", help="CI scale (about a minute) instead of the small scale")

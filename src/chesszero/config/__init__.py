@@ -8,6 +8,7 @@ Public API::
     cfg.search.visit_cap.at(generation)      # schedule lookup
 """
 
+from chesszero.config.distill import Supervision
 from chesszero.config.loader import (
     REPO_ROOT,
     ConfigError,
@@ -18,9 +19,12 @@ from chesszero.config.loader import (
 )
 from chesszero.config.schedules import LinearSchedule, StepSchedule
 from chesszero.config.schema import (
+    Backend,
     CampaignConfig,
     Config,
+    DistillConfig,
     EvaluateConfig,
+    InferenceConfig,
     LossWeights,
     ModelConfig,
     PublishConfig,
@@ -35,10 +39,13 @@ from chesszero.config.schema import (
 
 __all__ = [
     "REPO_ROOT",
+    "Backend",
     "CampaignConfig",
     "Config",
     "ConfigError",
+    "DistillConfig",
     "EvaluateConfig",
+    "InferenceConfig",
     "LinearSchedule",
     "LossWeights",
     "ModelConfig",
@@ -50,6 +57,7 @@ __all__ = [
     "SearchConfig",
     "SelfplayConfig",
     "StepSchedule",
+    "Supervision",
     "TrainConfig",
     "deep_merge",
     "load_config",

@@ -5,7 +5,8 @@ defaults here because ``params.yaml`` is the single source of the recipe
 (its ``defaults`` block is the paper recipe, presets override parts of it).
 Sections: :class:`ModelConfig`, :class:`SearchConfig`, :class:`SelfplayConfig`,
 :class:`ReplayConfig`, :class:`TrainConfig`, :class:`PublishConfig`,
-:class:`EvaluateConfig`, :class:`CampaignConfig`, gathered in :class:`Config`.
+:class:`EvaluateConfig`, :class:`InferenceConfig`, :class:`CampaignConfig`,
+gathered in :class:`Config`.
 """
 
 from __future__ import annotations
@@ -15,16 +16,22 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from chesszero.config.distill import DistillConfig
 from chesszero.config.rungs import DEFAULT_RUNGS
 from chesszero.config.schedules import LinearSchedule, StepSchedule
 from chesszero.config.sizes import ModelSize, parse_size
 
 __all__ = [
+    "Backend",
     "CampaignConfig",
     "Config",
+    "DistillConfig",
     "EvaluateConfig",
+    "InferenceConfig",
     "LossWeights",
     "ModelConfig",
+    "CandidateStart",
+    "ProgressiveConfig",
     "PublishConfig",
     "Reflection",
     "ReplayConfig",
@@ -178,7 +185,10 @@ class LossWeights(_Section):
 class TrainConfig(_Section):
     steps_per_quantum: PositiveInt = Field(description="Optimizer steps per training quantum.")
     global_batch: PositiveInt = Field(description="Rows per optimizer step over all ranks.")
-    world_size: PositiveInt = Field(le=1024, description="DDP ranks (1 = single process).")
+    world_size: int = Field(
+        ge=0, le=1024,
+        description="DDP ranks (1 = single process; 0 = one per visible CUDA GPU, 1 without one: "
+        "chesszero.train.resolve_world_size).")
     micro_batches: PositiveInt = Field(
         description="Gradient-accumulation chunks per rank and step (BatchNorm sees one chunk)."
     )
@@ -196,7 +206,7 @@ class TrainConfig(_Section):
 
     @model_validator(mode="after")
     def _divisible(self) -> TrainConfig:
-        if self.global_batch % (self.world_size * self.micro_batches) != 0:
+        if self.global_batch % (max(1, self.world_size) * self.micro_batches) != 0:
             raise ValueError(
                 f"global_batch {self.global_batch} is not divisible by world_size {self.world_size}"
                 f" x micro_batches {self.micro_batches}"
@@ -205,7 +215,10 @@ class TrainConfig(_Section):
 
     @property
     def local_batch(self) -> int:
-        """Rows per rank per step."""
+        """Rows per rank per step (of a resolved world size)."""
+        if self.world_size == 0:
+            raise ValueError("train.world_size 0 (one rank per GPU) is resolved on the machine that "
+                             "trains: chesszero.train.resolve_world_size")
         return self.global_batch // self.world_size
 
 
@@ -248,6 +261,27 @@ class EvaluateConfig(_Section):
         return value
 
 
+class Backend(str, Enum):
+    """Inference runtime of every stage that runs a published artifact
+    (``chesszero.publish.backends`` builds it and says when it cannot run)."""
+
+    ORT_CPU = "ort-cpu"
+    """ONNX Runtime, CPU execution provider (INT8 kernels on x86)."""
+    TORCH = "torch"
+    """PyTorch from the deployment state beside the artifact: CUDA with autocast and
+    CUDA graphs when a GPU is visible, float32 on the CPU otherwise."""
+    ORT_GPU = "ort-gpu"
+    """ONNX Runtime's CUDA (and TensorRT, when listed) execution providers (onnxruntime-gpu)."""
+    TENSORRT = "tensorrt"
+    """A native TensorRT engine built once and refitted per artifact (tensorrt package, GPU)."""
+
+
+class InferenceConfig(_Section):
+    backend: Backend = Field(
+        description="Runtime of self-play, evaluation, the promotion matches and the fidelity "
+        "gate: ort-cpu | torch | ort-gpu | tensorrt (checked at campaign start).")
+
+
 class CampaignConfig(_Section):
     generations: PositiveInt = Field(description="Generations (train quanta) to run.")
     wall_clock_hours: float = Field(gt=0.0, description="Stop after this much wall time.")
@@ -282,6 +316,48 @@ class CampaignConfig(_Section):
         return value
 
 
+class CandidateStart(str, Enum):
+    """How a larger candidate network begins (paper 3.9)."""
+
+    GROWN = "grown"
+    """Function-preserving growth of the active network (same outputs at the start)."""
+    FRESH = "fresh"
+    """A new, seeded network that catches up on the same replay."""
+
+
+class ProgressiveConfig(_Section):
+    """Progressive model sizing (paper 3.9, D.3): the campaign starts at
+    ``model.size``; a candidate of the next size in ``stages`` trains beside
+    the active network on the same replay and replaces it only by winning
+    promotion matches (``evaluate.promotion_score`` in
+    ``evaluate.promotion_consecutive`` consecutive paired matches)."""
+
+    stages: list[str] = Field(description="Sizes after model.size, in order ([]: one size for the whole campaign).")
+    start: CandidateStart = Field(description="grown (function-preserving) or fresh.")
+    after_generations: int | None = Field(
+        ge=0, description="Start the next stage's candidate this many generations after the current "
+        "stage began (campaign start or the last promotion); null: only the plateau trigger.")
+    plateau_evaluations: int | None = Field(
+        ge=1, description="Or start it when the searched joint Elo at evaluate.visits has not improved "
+        "on its best over this many evaluations of the stage; null: only the generation trigger.")
+    candidate_quanta: float = Field(
+        gt=0.0, le=8.0, description="Candidate training quanta per active quantum, on average (paper: 1.5); "
+        "counted as catch-up presentations in the candidate's own credit ledger.")
+    match_every: PositiveInt = Field(
+        description="Generations between the candidate's promotion matches (1: every generation).")
+
+    @field_validator("stages")
+    @classmethod
+    def _sizes(cls, value: list[str]) -> list[str]:
+        return [parse_size(v).name for v in value]
+
+    @model_validator(mode="after")
+    def _triggered(self) -> ProgressiveConfig:
+        if self.stages and self.after_generations is None and self.plateau_evaluations is None:
+            raise ValueError("progressive stages need a trigger: after_generations and/or plateau_evaluations")
+        return self
+
+
 class Config(_Section):
     """The whole recipe for one preset."""
 
@@ -293,4 +369,16 @@ class Config(_Section):
     train: TrainConfig
     publish: PublishConfig
     evaluate: EvaluateConfig
+    inference: InferenceConfig
     campaign: CampaignConfig
+    progressive: ProgressiveConfig
+    distill: DistillConfig
+
+    @model_validator(mode="after")
+    def _growing(self) -> Config:
+        sizes = [parse_size(s) for s in [self.model.size, *self.progressive.stages]]
+        for a, b in zip(sizes, sizes[1:], strict=False):
+            if (b.blocks, b.channels) == (a.blocks, a.channels) or b.blocks < a.blocks or b.channels < a.channels:
+                raise ValueError(f"progressive.stages must grow: {b.name} after {a.name} "
+                                 "(more blocks and/or channels, neither fewer)")
+        return self

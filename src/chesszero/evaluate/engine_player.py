@@ -160,6 +160,12 @@ class SlotSearch:
             proven_plies=int(r["proven_plies"]),
         )
 
+    def root_moves(self, slot: int) -> list[tuple[str, float, float]]:
+        """(move, visits, prior) of every root move of ``slot``, most visited first."""
+        r = self._searcher.result(slot, 0)
+        moves = zip(r["moves"], r["child_visits"], r["priors"], strict=True)
+        return sorted(((str(m), float(v), float(p)) for m, v, p in moves), key=lambda t: (-t[1], -t[2]))
+
     def choose(self, slot: int, *, ply: int = 0, choice: MoveChoiceOptions | None = None) -> str:
         """The move ``choice`` (default: most visits) picks from ``slot``'s root."""
         return str(self._searcher.choose_move(slot, choice or most_visits(), ply))

@@ -12,8 +12,11 @@ Modules:
 - ``export``: ONNX export (FP32, INT8 QDQ) and the deployment torch state.
 - ``qdq``: ONNX graph utilities (canonical QDQ naming, distinct-scale template).
 - ``artifact``: ONNX metadata, validated loading, activation state file.
-- ``runtime``: the runtime interface; ONNX Runtime CPU and PyTorch eager.
+- ``runtime``: the runtime interface; ONNX Runtime CPU and PyTorch.
+- ``torch_cuda``: the PyTorch session on CUDA (autocast, CUDA graphs, pinned buffers).
+- ``ort_gpu``: ONNX Runtime's CUDA/TensorRT providers (``onnxruntime-gpu``).
 - ``tensorrt_runtime``: TensorRT (only with the ``tensorrt`` package and a GPU).
+- ``backends``: inference backends by name (``inference.backend``): check, build.
 - ``fidelity``: agreement / KL / WDL comparison and its JSON report.
 - ``pipeline``: ``publish`` and ``gate_and_activate``.
 - ``loading``: ``load_evaluator``, the one way from a model file to an evaluator.

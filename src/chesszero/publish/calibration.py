@@ -4,7 +4,8 @@ Publication measures the fidelity gate on one fixed set of real positions
 (SPEC 9: 516, from ``data/calibration/positions.jsonl``). Activation ranges
 and quantisation-aware fine-tuning use a *tuning* set, never the gate's
 positions when the caller has other data: ``tuning_set_from_replay`` draws
-rows from the campaign's replay store (seeded), and before any replay exists
+rows from the campaign's replay store (seeded; ``tuning_set_from_rows`` from
+rows in hand, e.g. a replay snapshot), and before any replay exists
 ``calibration_set_from_games`` encodes seeded random-play positions; so the
 gate never scores what the quantiser was fitted to. :class:`CalibrationSet`
 holds either kind already encoded by the native core, with a SHA-256 and a
@@ -17,14 +18,18 @@ import hashlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from chesszero import core
 from chesszero.publish.calibration_positions import DEFAULT_POSITIONS, load_positions
 
+if TYPE_CHECKING:
+    from chesszero.replay.rows import RowBatch
+
 __all__ = ["CalibrationSet", "calibration_set_from_games", "load_calibration_set", "random_play_set",
-           "random_positions", "tuning_set_from_replay"]
+           "random_positions", "tuning_set_from_replay", "tuning_set_from_rows"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -111,7 +116,6 @@ def tuning_set_from_replay(store_path: str | Path, *, limit: int, seed: int) -> 
     valid rows, as planes and legal masks; ValueError naming the store when it
     has no rows. The source names the store, the rows' sequence range and the seed."""
     from chesszero.replay import ReplayStore
-    from chesszero.replay.layout import unpack_legal
 
     path = Path(store_path)
     if not path.is_file():
@@ -122,6 +126,18 @@ def tuning_set_from_replay(store_path: str | Path, *, limit: int, seed: int) -> 
         rows = store.read_valid()
     if len(rows) == 0:
         raise ValueError(f"{path}: the replay store has no rows to tune on")
+    return tuning_set_from_rows(rows, limit=limit, seed=seed, origin=f"replay {path.name}")
+
+
+def tuning_set_from_rows(rows: RowBatch, *, limit: int, seed: int, origin: str) -> CalibrationSet:
+    """`limit` of `rows` (seeded, without replacement) as planes and legal masks;
+    the source names `origin`, the rows' sequence range and the seed."""
+    from chesszero.replay.layout import unpack_legal
+
+    if limit < 1:
+        raise ValueError(f"tuning set size must be >= 1, got {limit}")
+    if len(rows) == 0:
+        raise ValueError(f"{origin}: no rows to tune on")
     rng = np.random.default_rng(seed)
     pick = np.sort(rng.choice(len(rows), size=min(limit, len(rows)), replace=False))
     packed = np.ascontiguousarray(rows.planes[pick])
@@ -130,7 +146,7 @@ def tuning_set_from_replay(store_path: str | Path, *, limit: int, seed: int) -> 
     legal = unpack_legal(rows.legal[pick]).astype(np.bool_)
     seqs = rows.seq[pick]
     digest = hashlib.sha256(packed.tobytes() + np.packbits(legal).tobytes()).hexdigest()
-    source = f"replay {path.name}: {len(pick)} rows, seq {int(seqs.min())}..{int(seqs.max())}, seed {seed}"
+    source = f"{origin}: {len(pick)} rows, seq {int(seqs.min())}..{int(seqs.max())}, seed {seed}"
     return CalibrationSet(planes=planes, legal=legal, sha256=digest, source=source)
 
 

@@ -6,7 +6,7 @@
 2. calibrate INT8 activation ranges on the calibration set and optionally
    fine-tune in the folded topology (:mod:`~chesszero.publish.quantize`);
 3. export ``fp32.onnx`` and ``int8.onnx`` (+ their torch states) into the
-   output directory;
+   output directory, each with its golden file (``publish.golden``) once gated;
 4. :func:`gate_and_activate` the chosen precision: build it in the target
    runtime, compare it with the *source* network on the calibration set,
    write ``fidelity.json``, record the summary in the ONNX metadata and --
@@ -45,6 +45,7 @@ from chesszero.publish.calibration import CalibrationSet
 from chesszero.publish.export import Provenance, export_onnx, save_deploy_state
 from chesszero.publish.fidelity import FidelityReport, FidelityThresholds, measure_fidelity
 from chesszero.publish.fold import fold_network
+from chesszero.publish.golden import export_goldens
 from chesszero.publish.quant_ops import QuantScheme
 from chesszero.publish.quantize import BatchSource, QatSettings, quantize_network
 from chesszero.publish.runtime import OrtRuntime, Runtime, Session, TorchRuntime
@@ -250,4 +251,5 @@ def publish(
             int8 = outcome.artifact
         else:
             fp32 = outcome.artifact
+    export_goldens([fp32.path, int8.path], calib.source)  # after the gate's metadata rewrite
     return PublishResult(directory=out, fp32=fp32, int8=int8, gate=outcome)

@@ -15,10 +15,12 @@ Backends here:
 - :class:`OrtRuntime`: ONNX Runtime on CPU, FP32 or INT8 artifacts
   (intra-op threads configurable; full graph optimisation, which fuses the
   INT8 QDQ pattern into ``QLinearConv``/``QLinearAdd``).
-- :class:`TorchRuntime`: PyTorch eager on CPU or CUDA, from the deployment
-  state stored next to the artifact (INT8 artifacts run fake-quantised);
+- :class:`TorchRuntime`: PyTorch on CPU (eager, float32) or CUDA
+  (:class:`~chesszero.publish.torch_cuda.CudaTorchSession`: autocast, CUDA
+  graphs, pinned buffers), from the deployment state stored next to the
+  artifact (INT8 artifacts run fake-quantised with their frozen scales);
   :meth:`TorchRuntime.session_for` also wraps a live training network (the
-  fidelity reference).
+  fidelity reference, eager).
 - TensorRT lives in :mod:`chesszero.publish.tensorrt_runtime` (optional).
 """
 
@@ -28,7 +30,7 @@ import copy
 import threading
 from abc import ABC, abstractmethod
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 import torch
@@ -36,9 +38,12 @@ from torch import nn
 
 from chesszero import core
 from chesszero.model.network import ChessNet
-from chesszero.publish.artifact import INPUT_NAME, Artifact, ArtifactError, load_artifact
+from chesszero.publish.artifact import INPUT_NAME, Artifact, ArtifactError, Precision, load_artifact
 from chesszero.publish.deploy_net import DeployNet
 from chesszero.publish.export import load_deploy_state
+
+if TYPE_CHECKING:
+    from chesszero.publish.torch_cuda import CudaTorchSession
 
 __all__ = ["OrtRuntime", "OrtSession", "Runtime", "Session", "TorchRuntime", "TorchSession"]
 
@@ -183,32 +188,52 @@ class TorchSession:
 
 
 class TorchRuntime(Runtime):
-    """PyTorch eager on ``device`` (``"cpu"``, ``"cuda"``, ``"cuda:1"``, ...).
+    """PyTorch on ``device`` (``"cpu"``, ``"cuda"``, ``"cuda:1"``, ...).
 
     Builds from the deployment state named in the artifact's metadata (the
-    file next to the ONNX model); an INT8 artifact runs fake-quantised, i.e.
-    the INT8 arithmetic simulated in float (a reference, not a fast path).
-    ``threads`` sets ``torch.set_num_threads`` (process-wide) when given.
+    file next to the ONNX model, written by the same publication); an INT8
+    artifact runs fake-quantised with its scales frozen as the ONNX export
+    froze them, i.e. the INT8 arithmetic simulated in float32. On CPU
+    sessions run eagerly in float32; on CUDA they are
+    :class:`~chesszero.publish.torch_cuda.CudaTorchSession` s (``dtype``:
+    autocast type of FP32 artifacts, ``None`` for float32; ``graphs``: CUDA
+    graphs per batch size). ``threads`` sets ``torch.set_num_threads``
+    (process-wide) when given.
     """
 
-    name = "torch-eager"
-
-    def __init__(self, *, device: str | torch.device = "cpu", threads: int | None = None) -> None:
+    def __init__(self, *, device: str | torch.device = "cpu", threads: int | None = None,
+                 dtype: torch.dtype | None = torch.bfloat16, graphs: bool = True) -> None:
         super().__init__()
         self.device = torch.device(device)
         if self.device.type == "cuda" and not torch.cuda.is_available():
-            raise RuntimeError(f"{self.name}: device {self.device} requested but CUDA is not available")
+            raise RuntimeError(f"torch runtime: device {self.device} requested but CUDA is not available")
+        self.dtype = dtype if self.device.type == "cuda" else None
+        self.graphs = graphs
         if threads is not None:
             torch.set_num_threads(threads)
 
-    def build(self, artifact: Artifact | str | Path) -> TorchSession:
+    @property
+    def name(self) -> str:  # type: ignore[override]
+        """``torch-cpu-fp32``, ``torch-cuda:0-bfloat16-graphs``, ...: what the gate measured."""
+        if self.device.type != "cuda":
+            return f"torch-{self.device}-fp32"
+        dtype = str(self.dtype).removeprefix("torch.") if self.dtype is not None else "fp32"
+        return f"torch-{self.device}-{dtype}{'-graphs' if self.graphs else ''}"
+
+    def build(self, artifact: Artifact | str | Path) -> TorchSession | CudaTorchSession:
         artifact = _as_artifact(artifact)
         if not artifact.metadata.torch_state:
             raise ArtifactError(f"{artifact.path}: no deployment state recorded for torch runtimes")
-        net = load_deploy_state(
-            artifact.path.parent / artifact.metadata.torch_state, precision=artifact.metadata.precision
-        )
-        return TorchSession(net, self.device, artifact)
+        precision = artifact.metadata.precision
+        net = load_deploy_state(artifact.path.parent / artifact.metadata.torch_state, precision=precision)
+        if precision is Precision.INT8:
+            net.freeze()
+        if self.device.type != "cuda":
+            return TorchSession(net, self.device, artifact)
+        from chesszero.publish.torch_cuda import CudaTorchSession
+
+        dtype = None if precision is Precision.INT8 else self.dtype  # integer grids need float32
+        return CudaTorchSession(net, self.device, artifact, dtype=dtype, graphs=self.graphs)
 
     def session_for(self, net: ChessNet | DeployNet) -> TorchSession:
         """A session evaluating a snapshot (deep copy) of ``net``; ``net`` is left untouched."""

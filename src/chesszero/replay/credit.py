@@ -8,6 +8,10 @@ the store count: feed the ledger from ``ReplayStore.total_appended`` with
 ``admit_through`` (idempotent, so replaying it after a crash is harmless) or
 from ``append``'s return value.
 
+A candidate network (progressive sizing) trains on the same rows without
+being funded by them: its quanta are recorded with ``spend_catch_up`` in
+``catch_up_presentations``, apart from the funded ones.
+
 The ledger state is a small dict (``to_dict``/``from_dict``) saved as JSON
 with an atomic rename (``save``/``load``), kept next to trainer checkpoints.
 """
@@ -44,11 +48,12 @@ class CreditLedger:
     admitted_rows: int = 0
     spent_presentations: int = 0
     store_total: int = 0
+    catch_up_presentations: int = 0
 
     def __post_init__(self) -> None:
         if not (math.isfinite(self.reuse_ratio) and self.reuse_ratio > 0):
             raise ValueError(f"reuse_ratio must be a positive number, got {self.reuse_ratio}")
-        for name in ("admitted_rows", "spent_presentations", "store_total"):
+        for name in ("admitted_rows", "spent_presentations", "store_total", "catch_up_presentations"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                 raise ValueError(f"{name} must be a non-negative int, got {value!r}")
@@ -104,12 +109,16 @@ class CreditLedger:
                 f"spent {self.spent_presentations} presentations)")
         self.spent_presentations += self._cost(steps, batch)
 
+    def spend_catch_up(self, steps: int, batch: int) -> None:
+        """Record an unfunded catch-up quantum (a candidate's), counted apart."""
+        self.catch_up_presentations += self._cost(steps, batch)
+
     # ------------------------------------------------------------ persistence
     def to_dict(self) -> dict[str, Any]:
         return {"version": _VERSION, "reuse_ratio": self.reuse_ratio,
                 "admitted_rows": self.admitted_rows,
                 "spent_presentations": self.spent_presentations,
-                "store_total": self.store_total}
+                "store_total": self.store_total, "catch_up_presentations": self.catch_up_presentations}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> CreditLedger:
@@ -118,12 +127,13 @@ class CreditLedger:
         if data.get("version") != _VERSION:
             raise ValueError(f"credit ledger state version {data.get('version')!r}, expected {_VERSION}")
         keys = {"reuse_ratio", "admitted_rows", "spent_presentations", "store_total"}
-        unknown = set(data) - keys - {"version"}
+        unknown = set(data) - keys - {"version", "catch_up_presentations"}
         missing = keys - set(data)
         if unknown or missing:
             raise ValueError(f"credit ledger state: missing {sorted(missing)}, unknown {sorted(unknown)}")
         return cls(reuse_ratio=float(data["reuse_ratio"]), admitted_rows=data["admitted_rows"],
-                   spent_presentations=data["spent_presentations"], store_total=data["store_total"])
+                   spent_presentations=data["spent_presentations"], store_total=data["store_total"],
+                   catch_up_presentations=data.get("catch_up_presentations", 0))
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write JSON atomically (temp file, fsync, rename)."""

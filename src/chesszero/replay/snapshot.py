@@ -48,7 +48,7 @@ from chesszero.replay.layout import LAYOUT_HASH, LAYOUT_VERSION, ROW_DTYPE, ROW_
 from chesszero.replay.store import ReplayStore
 
 __all__ = ["DvcError", "DvcTrackResult", "SnapshotError", "SnapshotInfo", "dvc_track",
-           "read_snapshot", "read_snapshot_info", "restore_store", "write_snapshot"]
+           "dvc_push", "read_snapshot", "read_snapshot_info", "restore_store", "write_snapshot"]
 
 FORMAT = "chesszero-replay-snapshot"
 SNAPSHOT_VERSION = 1
@@ -138,9 +138,9 @@ def write_snapshot(store: ReplayStore, out_dir: str | os.PathLike[str]) -> Snaps
     slots = header.valid_slots()
     n = int(slots.size)
     out.parent.mkdir(parents=True, exist_ok=True)
+    for stale in out.parent.glob(f".{out.name}.*.tmp"):  # a writer killed mid-copy (one writer per snapshot)
+        shutil.rmtree(stale, ignore_errors=True)
     tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
-    if tmp.exists():
-        shutil.rmtree(tmp)
     tmp.mkdir()
     try:
         with open(tmp / ROWS_FILE, "wb") as fh:
@@ -363,7 +363,19 @@ def dvc_track(path: str | os.PathLike[str], repo_root: str | os.PathLike[str], *
     dvc_file = target.with_name(target.name + ".dvc")
     if not dvc_file.is_file():
         raise DvcError(f"`dvc add {rel}` in {root} succeeded but wrote no {dvc_file}")
-    remote = default_remote(root) if push else None
-    if remote is not None:
-        _run_dvc(["push", "--remote", remote, str(dvc_file.relative_to(root))], root, timeout=timeout)
+    remote = dvc_push(dvc_file, root, timeout=timeout) if push else None
     return DvcTrackResult(path=target, dvc_file=dvc_file, remote=remote, pushed=remote is not None)
+
+
+def dvc_push(dvc_file: str | os.PathLike[str], repo_root: str | os.PathLike[str], *,
+             timeout: float = 600.0) -> str | None:
+    """``dvc push`` of a tracked path's ``.dvc`` file to the default remote; the
+    remote's name, or None when none is configured (nothing pushed). Pushing
+    what the remote holds already uploads nothing, so a caller cut between
+    ``dvc add`` and the push can just push again."""
+    root = Path(repo_root).resolve()
+    remote = default_remote(root)
+    if remote is not None:
+        _run_dvc(["push", "--remote", remote, str(Path(dvc_file).resolve().relative_to(root))], root,
+                 timeout=timeout)
+    return remote

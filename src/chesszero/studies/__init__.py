@@ -8,7 +8,7 @@ figures under ``reports/failures/<name>/``) and logs one MLflow parent run.
 
 - ``late-game-targets`` (paper 6.1): :mod:`chesszero.studies.late_targets`
 - ``refit-drift`` (paper 6.2): :mod:`chesszero.studies.refit_drift`
-- ``promotion-loss`` (paper 6.3): not produced yet (needs the candidate machinery)
+- ``promotion-loss`` (paper 6.3): :mod:`chesszero.studies.promotion_loss`
 - ``draw-cycle`` (reference 004): :mod:`chesszero.studies.draw_cycle`
 
 Run one with :func:`chesszero.studies.run.run_study` or ``chesszero study NAME [--quick]``.

@@ -35,9 +35,8 @@ STUDIES: dict[str, StudySpec] = {s.name: s for s in (
               "chesszero.studies.late_targets:run_late_targets"),
     StudySpec("refit-drift", "Prediction drift under refit", "paper 6.2",
               "chesszero.studies.refit_drift:run_refit_drift"),
-    StudySpec("promotion-loss", "Promotion from incomparable training losses", "paper 6.3", None,
-              "it needs the candidate and promotion machinery of the progressive-sizing issue "
-              "(a candidate given extra catch-up quanta), which is not in this tree yet"),
+    StudySpec("promotion-loss", "Promotion from incomparable training losses", "paper 6.3",
+              "chesszero.studies.promotion_loss:run_promotion_loss"),
     StudySpec("draw-cycle", "The draw cycle", "reference 004", "chesszero.studies.draw_cycle:run_draw_cycle"),
 )}
 

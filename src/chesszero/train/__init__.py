@@ -25,6 +25,7 @@ from chesszero.train.checkpoint import (
 from chesszero.train.distributed import (
     DistContext,
     init_distributed,
+    resolve_world_size,
     shutdown_distributed,
     spawn_local,
 )
@@ -58,6 +59,7 @@ __all__ = [
     "load_checkpoint",
     "load_model",
     "reflection_flags",
+    "resolve_world_size",
     "save_checkpoint",
     "shutdown_distributed",
     "spawn_local",

@@ -6,6 +6,8 @@
   the process group: NCCL on GPU, gloo on CPU.  Without that environment (or
   with ``WORLD_SIZE=1``) it returns a single-process context and creates no
   group.
+- :func:`resolve_world_size`: the recipe's ``train.world_size`` on this
+  machine (0 means one rank per visible CUDA GPU, 1 without a GPU).
 - :func:`spawn_local`: starts ``world_size`` local CPU ranks with
   ``torch.multiprocessing`` (tests and benchmarks; production uses torchrun).
 """
@@ -22,7 +24,16 @@ import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 
-__all__ = ["DistContext", "free_port", "init_distributed", "shutdown_distributed", "spawn_local"]
+from chesszero.config.schema import TrainConfig
+
+__all__ = [
+    "DistContext",
+    "free_port",
+    "init_distributed",
+    "resolve_world_size",
+    "shutdown_distributed",
+    "spawn_local",
+]
 
 
 @dataclass(frozen=True)
@@ -68,6 +79,22 @@ def init_distributed(*, backend: str = "auto", device: str | None = None) -> Dis
     if not dist.is_initialized():
         dist.init_process_group(backend=chosen, rank=rank, world_size=world_size)
     return DistContext(rank, world_size, local_rank, dev, chosen)
+
+
+def resolve_world_size(cfg: TrainConfig, *, gpus: int | None = None) -> TrainConfig:
+    """``cfg`` with ``world_size`` 0 replaced by the GPU count (``gpus``, default
+    the visible CUDA devices; 1 without any); an explicit world size is kept.
+    Raises ``ValueError`` (naming the keys) when the global batch does not
+    split over the resolved ranks."""
+    if cfg.world_size:
+        return cfg
+    if gpus is None:
+        gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    ranks = max(1, gpus)
+    if cfg.global_batch % (ranks * cfg.micro_batches):
+        raise ValueError(f"train.global_batch {cfg.global_batch} does not split over {ranks} ranks "
+                         f"(train.world_size 0: one per GPU) x train.micro_batches {cfg.micro_batches}")
+    return cfg.model_copy(update={"world_size": ranks})
 
 
 def shutdown_distributed() -> None:

@@ -6,8 +6,8 @@
         --checkpoint runs/r1/train.pt [--stats-out runs/r1/quantum.json]
     torchrun --nnodes 2 ... -m chesszero train --preset paper ...
 
-With ``train.world_size > 1`` and no torchrun environment, ``chesszero
-train`` starts the ranks itself on this machine (``torchrun --standalone
+With ``train.world_size > 1`` (0: one rank per visible GPU) and no
+torchrun environment, ``chesszero train`` starts the ranks itself on this machine (``torchrun --standalone
 --nproc_per_node=<world_size>``); across machines, run torchrun yourself.
 
 One call = one quantum: resume from ``--checkpoint`` when it exists, credit
@@ -38,7 +38,12 @@ from chesszero.config import Config, load_config, parse_overrides
 from chesszero.fsio import write_json_atomic
 from chesszero.replay import CreditLedger, ReplayStore, SamplerOptions, StoreHeader, StoreSampler
 from chesszero.train.checkpoint import load_checkpoint
-from chesszero.train.distributed import DistContext, init_distributed, shutdown_distributed
+from chesszero.train.distributed import (
+    DistContext,
+    init_distributed,
+    resolve_world_size,
+    shutdown_distributed,
+)
 from chesszero.train.sources import SampledBatches
 from chesszero.train.stats import QuantumStats
 from chesszero.train.trainer import Trainer
@@ -68,6 +73,8 @@ class QuantumJob:
     steps: int | None = None
     """Override of ``train.steps_per_quantum``."""
     extra: dict[str, Any] = field(default_factory=dict)
+    catch_up: bool = False
+    """A candidate's quantum: runs without funding, recorded as catch-up presentations."""
 
 
 def _agree(ctx: DistContext) -> Callable[[StoreHeader], StoreHeader]:
@@ -113,10 +120,12 @@ def run_quantum_job(
     ctx = ctx or init_distributed()
     cfg = job.config
     steps = _steps(job)
-    trainer = Trainer(cfg.train, cfg.model.size, ctx=ctx)
+    checkpoint = load_checkpoint(job.checkpoint, map_location=ctx.device) if job.checkpoint.exists() else None
+    # The network's size is the checkpoint's (progressive sizing changes it mid-campaign).
+    trainer = Trainer(cfg.train, cfg.model.size if checkpoint is None else checkpoint.model_size, ctx=ctx)
     extra: dict[str, Any] = {}
-    if job.checkpoint.exists():
-        extra = trainer.restore(load_checkpoint(job.checkpoint, map_location=ctx.device))
+    if checkpoint is not None:
+        extra = trainer.restore(checkpoint)
     store = ReplayStore.open(job.replay, readonly=True)
     try:
         sampler = StoreSampler(
@@ -139,10 +148,13 @@ def run_quantum_job(
         sampler.sync()
         assert sampler.sampler.header is not None
         ledger.admit_through(sampler.sampler.header.total_appended)
-        if not ledger.can_start(steps, cfg.train.global_batch):
+        if not job.catch_up and not ledger.can_start(steps, cfg.train.global_batch):
             return None
         stats = trainer.run_quantum(source, steps, on_step=on_step)
-        ledger.spend(steps, cfg.train.global_batch)
+        if job.catch_up:
+            ledger.spend_catch_up(steps, cfg.train.global_batch)
+        else:
+            ledger.spend(steps, cfg.train.global_batch)
     finally:
         store.close()
     extra.update(job.extra, source=source.state_dict(), ledger=ledger.to_dict())
@@ -162,6 +174,8 @@ def command_argv(
     stats_out: Path | None = None,
     steps: int | None = None,
     generation: int | None = None,
+    extra: dict[str, int] | None = None,
+    catch_up: bool = False,
 ) -> list[str]:
     """The ``chesszero train`` arguments of a :func:`train_command` call (for torchrun's ranks)."""
     argv = ["train", "--params", str(params), "--preset", preset]
@@ -174,6 +188,10 @@ def command_argv(
         argv += ["--steps", str(steps)]
     if generation is not None:
         argv += ["--generation", str(generation)]
+    for key, value in (extra or {}).items():
+        argv += ["--record", f"{key}={int(value)}"]
+    if catch_up:
+        argv.append("--catch-up")
     return argv
 
 
@@ -208,11 +226,14 @@ def train_command(
     stats_out: Path | None = None,
     steps: int | None = None,
     generation: int | None = None,
+    extra: dict[str, int] | None = None,
+    catch_up: bool = False,
 ) -> int:
     """``chesszero train``: one quantum; returns 0, or :data:`EXIT_UNFUNDED`.
 
-    ``overrides`` are ``KEY=YAML`` strings; ``generation`` (campaign
-    bookkeeping) is stored in the checkpoint's ``extra``.  Bad inputs raise ``ValueError``
+    ``overrides`` are ``KEY=YAML`` strings; ``generation`` and ``extra``
+    (campaign bookkeeping) are stored in the checkpoint's ``extra``;
+    ``catch_up`` runs a candidate's unfunded quantum (counted apart).  Bad inputs raise ``ValueError``
     naming them.  With ``train.world_size > 1`` outside a torchrun job, the
     ranks are started with :func:`torchrun_command` and its status returned.
     Rank 0 prints the quantum's statistics as JSON on stdout.
@@ -226,16 +247,19 @@ def train_command(
     cfg = load_config(params, preset=preset, overrides=parse_overrides(overrides))
     if generation is not None and generation < 0:
         raise ValueError(f"--generation must be >= 0, got {generation}")
+    record = dict(extra or {})
+    if generation is not None:
+        record["generation"] = generation
     job = QuantumJob(cfg, Path(replay), Path(checkpoint), None if stats_out is None else Path(stats_out),
-                     steps, {} if generation is None else {"generation": generation})
-    world = cfg.train.world_size
+                     steps, record, catch_up)
+    world = resolve_world_size(cfg.train).world_size
     if world > 1 and "WORLD_SIZE" not in os.environ:
-        if not quantum_funded(job):
+        if not catch_up and not quantum_funded(job):
             print("not enough admitted replay rows for a quantum yet", file=sys.stderr)
             return EXIT_UNFUNDED
         argv = command_argv(params=params, preset=preset, overrides=overrides, replay=replay,
                             checkpoint=checkpoint, stats_out=stats_out, steps=steps,
-                            generation=generation)
+                            generation=generation, extra=extra, catch_up=catch_up)
         return subprocess.run(torchrun_command(world, argv), check=False).returncode
     ctx = init_distributed()
     try:

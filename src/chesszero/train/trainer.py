@@ -4,7 +4,8 @@
 optimizer (momentum 0.9, weight decay 1e-4 on every parameter), the LR
 schedule and, when ``world_size > 1``, the DDP wrapper.  One optimizer step:
 split the rank's batch into micro-batches, forward under bfloat16 autocast
-(when enabled), backward the SPEC 5 loss (gradients all-reduced by DDP), record
+(when enabled), backward the SPEC 5 loss (or the ``loss`` given, e.g.
+:class:`~chesszero.train.distill.DistillLoss`; gradients all-reduced by DDP), record
 the global gradient norm, clip it to 1.0, set the scheduled LR and step.
 :meth:`Trainer.run_quantum` runs S such steps and returns a
 :class:`~chesszero.train.stats.QuantumStats`; :meth:`Trainer.save` /
@@ -31,7 +32,7 @@ from torch.nn.parallel import DistributedDataParallel
 from chesszero.config.schema import TrainConfig
 from chesszero.config.sizes import ModelSize
 from chesszero.model.actions import ActionTable
-from chesszero.model.network import ChessNet
+from chesszero.model.network import ChessNet, NetOutput
 from chesszero.train.batch import TrainBatch
 from chesszero.train.checkpoint import (
     Checkpoint,
@@ -40,12 +41,15 @@ from chesszero.train.checkpoint import (
     restore_rng,
     save_checkpoint,
 )
-from chesszero.train.distributed import DistContext
-from chesszero.train.loss import compute_loss
+from chesszero.train.distributed import DistContext, resolve_world_size
+from chesszero.train.loss import LossTerms, compute_loss
 from chesszero.train.sources import BatchSource
 from chesszero.train.stats import QuantumStats
 
-__all__ = ["Trainer", "build_optimizer"]
+__all__ = ["LossFn", "Trainer", "build_optimizer"]
+
+LossFn = Callable[[NetOutput, TrainBatch], LossTerms]
+"""The loss of one (micro-)batch: the SPEC 5 loss by default, a distillation loss for a student."""
 
 
 def build_optimizer(model: torch.nn.Module, cfg: TrainConfig) -> torch.optim.SGD:
@@ -69,8 +73,10 @@ class Trainer:
         *,
         ctx: DistContext | None = None,
         table: ActionTable | None = None,
+        loss: LossFn | None = None,
     ) -> None:
-        self.cfg = cfg
+        cfg = self.cfg = resolve_world_size(cfg)
+        self.loss: LossFn = loss or (lambda out, batch: compute_loss(out, batch, cfg.loss_weights))
         self.ctx = ctx or DistContext()
         if self.ctx.world_size != cfg.world_size:
             raise ValueError(
@@ -122,7 +128,7 @@ class Trainer:
             with sync:
                 with self._autocast():
                     out = self.net(part.planes)
-                loss = compute_loss(out, part, self.cfg.loss_weights)
+                loss = self.loss(out, part)
                 (loss.total / len(parts)).backward()
             terms += loss.detached() / len(parts)
         norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.cfg.grad_clip)

@@ -180,6 +180,13 @@ class UciEngine:
     def searching(self) -> bool:
         return self._job is not None and self._job.running
 
+    def root_moves(self) -> list[tuple[str, float, float]]:
+        """(move, visits, prior) at the root of the last search, most visited
+        first; empty before any search. Only while no search runs."""
+        if self.searching:
+            raise RuntimeError("root_moves() during a search")
+        return [] if self._search is None else self._search.root_moves(0)
+
     def _dispatch(self, command: Command) -> bool:
         if isinstance(command, Quit):
             self._finish_search()
@@ -346,21 +353,23 @@ def run_uci(
     evaluator: Evaluator | None = None,
     parallel_leaves: int | None = None,
     seed: int = 0,
+    backend: str = "ort-cpu",
 ) -> int:
     """Runs a UCI session until ``quit`` or end of input; returns the exit status.
 
     The network comes from ``evaluator`` when given, else from the ONNX
     artifact at ``model_path`` (see ``uci.model``), else a uniform evaluator
     (search without a network, announced in ``id name`` and an info line).
-    ``visits`` and ``threads`` are the initial ``Visits`` and ``Threads``.
-    A missing model file or an out-of-range option is reported on stderr
-    with status 2 before any protocol traffic.
+    ``visits`` and ``threads`` are the initial ``Visits`` and ``Threads``;
+    ``backend`` the inference backend of the model file.
+    A missing model file, a backend that cannot run here or an out-of-range
+    option is reported on stderr with status 2 before any protocol traffic.
     """
     try:
         if evaluator is not None:
             source = source_from_evaluator(evaluator)
         elif model_path is not None:
-            source = source_from_path(model_path)
+            source = source_from_path(model_path, backend)
         else:
             source = uniform_source()
         settings = EngineSettings(visits=visits, threads=threads)

@@ -2,8 +2,8 @@
 
 An ``EvaluatorSource`` builds an evaluator for a number of inference threads:
 
-- ``source_from_path(path)``: an ONNX artifact loaded by
-  ``publish.loading.load_evaluator`` (published artifacts through the
+- ``source_from_path(path, backend)``: an ONNX artifact loaded by
+  ``publish.loading.load_evaluator`` in that inference backend (published artifacts through the
   publish package; plain ONNX networks with a warning; another encoding
   version refused).
 - ``source_from_evaluator(evaluator)``: an evaluator object (tests, embedding);
@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from chesszero import core
+from chesszero.publish.backends import check_backend
 from chesszero.publish.loading import load_evaluator
 from chesszero.search.evaluators import Evaluator, UniformEvaluator
 
@@ -65,9 +66,11 @@ def check_onnx_signature(file: Path) -> None:
                          f"got {[dims(v) for v in model.graph.output]}")
 
 
-def source_from_path(path: str | Path) -> EvaluatorSource:
-    """An ONNX artifact file (module docstring); ValueError when it does not
-    exist or is not an ONNX network of the right signature."""
+def source_from_path(path: str | Path, backend: str = "ort-cpu") -> EvaluatorSource:
+    """An ONNX artifact file (module docstring) run by inference `backend`;
+    ValueError when the backend cannot run here, or the file does not exist
+    or is not an ONNX network of the right signature."""
+    check_backend(backend)
     file = Path(path)
     if not file.is_file():
         raise ValueError(f"model file not found: {str(path)!r}")
@@ -75,7 +78,7 @@ def source_from_path(path: str | Path) -> EvaluatorSource:
     warnings: list[str] = []
     return EvaluatorSource(
         label=file.name,
-        build=lambda threads: load_evaluator(file, threads=threads, warnings=warnings),
+        build=lambda threads: load_evaluator(file, backend=backend, threads=threads, warnings=warnings),
         uses_threads=True,
         warnings=warnings,
     )

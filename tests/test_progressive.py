@@ -1,0 +1,222 @@
+"""Progressive sizing in the campaign: candidate creation, catch-up training,
+promotion by matches only (never by loss), and a kill -9 between the two
+passing matches."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from campaign_support import REPO, campaign_env, make_root
+
+from chesszero.campaign import progressive
+from chesszero.campaign.state import CampaignState, Candidate
+from chesszero.config import ConfigError, load_config
+from chesszero.replay import CreditLedger
+
+PARAMS = REPO / "params.yaml"
+
+# A 2x16 campaign with a grown 2x24 candidate from generation 0; the candidate
+# trains 3 quanta per active quantum and plays every generation. Only the final
+# generation is evaluated (random rung, raw policy only). The fidelity gate is
+# loosened: on 16 positions one disagreement would fail a candidate.
+OVERRIDES = {
+    "progressive.stages": ["2x24"], "progressive.start": "grown", "progressive.after_generations": 0,
+    "progressive.plateau_evaluations": None, "progressive.candidate_quanta": 3.0,
+    "progressive.match_every": 1, "evaluate.cadence_generations": 100, "evaluate.rungs": ["random"],
+    "campaign.eval_visit_budgets": [0], "campaign.snapshot_every": 100, "campaign.overlap_fraction": 0.0,
+    "campaign.wall_clock_hours": 5.0, "publish.min_agreement": 0.75, "publish.max_kl": 0.05,
+}
+
+
+def test_plateau_and_generation_triggers() -> None:
+    cfg = load_config(PARAMS, preset="smoke", overrides={**OVERRIDES, "progressive.plateau_evaluations": 2,
+                                                         "progressive.after_generations": 10})
+    state = CampaignState(name="t", preset="smoke", generation=3)
+    assert progressive.start_reason(cfg, state) is None
+    state.searched_elo = [[0, 100.0], [1, 150.0], [2, 140.0]]
+    assert progressive.start_reason(cfg, state) is None  # 150 is one of the last two
+    state.searched_elo.append([3, 149.0])
+    assert progressive.start_reason(cfg, state) == "plateau"  # 140, 149 do not beat 150
+    state.stage_started = 2  # ratings before the stage began do not count
+    assert progressive.start_reason(cfg, state) is None
+    state.generation = 12
+    assert progressive.start_reason(cfg, state) == "generation"
+    state.stage = 1  # no size after 2x24
+    assert progressive.start_reason(cfg, state) is None
+    assert progressive.plateaued([1.0, 1.0], 1) and not progressive.plateaued([1.0, 2.0], 1)
+
+
+def test_candidate_quanta_follow_the_ratio() -> None:
+    cfg = load_config(PARAMS, preset="smoke", overrides={**OVERRIDES, "progressive.candidate_quanta": 1.5})
+    cand = Candidate(size="2x24", stage=1, created=4, reason="generation")
+    assert [progressive.due_quanta(cfg, cand, g) for g in range(4, 8)] == [1, 3, 4, 6]
+
+
+@pytest.mark.parametrize(("overrides", "message"), [
+    ({"progressive.stages": ["2x8"]}, "must grow"),
+    ({"progressive.stages": ["2x24"], "progressive.after_generations": None,
+      "progressive.plateau_evaluations": None}, "need a trigger"),
+    ({"progressive.stages": ["2y24"]}, "BxC"),
+    ({"progressive.start": "borrowed"}, "progressive.start"),
+])
+def test_bad_progressive_recipes_are_named(overrides: dict, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        load_config(PARAMS, preset="smoke", overrides=overrides)
+
+
+def test_paper_preset_hands_off_12x128_to_14x160() -> None:
+    cfg = load_config(PARAMS, preset="paper")
+    assert progressive.sizes(cfg) == ["12x128", "14x160"]
+    assert cfg.progressive.candidate_quanta == 1.5
+
+
+def test_catch_up_is_counted_apart_from_funded_credit() -> None:
+    ledger = CreditLedger(reuse_ratio=4.0)
+    ledger.admit(10)
+    ledger.spend_catch_up(8, 32)  # unfunded: 256 presentations > 40 funded
+    assert ledger.catch_up_presentations == 256 and ledger.spent_presentations == 0
+    again = CreditLedger.from_dict(ledger.to_dict())
+    assert again == ledger
+    legacy = {k: v for k, v in ledger.to_dict().items() if k != "catch_up_presentations"}
+    assert CreditLedger.from_dict(legacy).catch_up_presentations == 0
+
+
+SCRIPT = """
+import json, sys, time
+from pathlib import Path
+from chesszero.campaign import progressive
+from chesszero.campaign.context import Campaign
+from chesszero.campaign.dispatch import Limits, run_local
+
+root, scores, sleep_on = Path(sys.argv[1]), json.loads(sys.argv[2]), int(sys.argv[3])
+real = progressive._play
+calls = []
+
+class Scripted:
+    def __init__(self, result, score):
+        self.result, self.score = result, score
+
+    def elo(self, anchor, resamples=10000):
+        return self.result.elo(anchor, resamples=resamples)
+
+def scripted(campaign, candidate, active, generation, index):
+    (root / f"match_gen{generation}").write_text(str(index))
+    if generation == sleep_on:
+        time.sleep(600)  # killed here
+    result = real(campaign, candidate, active, generation, index)  # a real match, scripted score
+    return Scripted(result, scores[str(generation)])
+
+progressive._play = scripted
+campaign = Campaign.open(root, "prog", preset="smoke")
+run_local(campaign, Limits(generations=int(sys.argv[4])))
+"""
+
+
+def _progressive_root(tmp: Path) -> Path:
+    """A project whose smoke preset carries OVERRIDES (every process of the
+    campaign, actors included, reads the recipe from params.yaml)."""
+    import yaml
+
+    root = make_root(tmp)
+    data = yaml.safe_load((root / "params.yaml").read_text())
+    smoke = data["presets"]["smoke"]
+    for key, value in OVERRIDES.items():
+        section, name = key.split(".")
+        smoke.setdefault(section, {})[name] = value
+    (root / "params.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    (root / "drive.py").write_text(SCRIPT)
+    return root
+
+
+def _run(root: Path, scores: dict[int, float], generations: int, sleep_on: int = -1) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, str(root / "drive.py"), str(root), json.dumps({str(k): v for k, v in scores.items()}),
+         str(sleep_on), str(generations)],
+        env=campaign_env(root), cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        start_new_session=True)
+
+
+def _metric_history(root: Path, key: str) -> dict[int, float]:
+    from mlflow.tracking import MlflowClient
+
+    from chesszero.campaign.tracking import tracking_uri
+
+    client = MlflowClient(tracking_uri(root))
+    run_id = json.loads((root / "runs" / "prog" / "state.json").read_text())["mlflow_run_id"]
+    return {m.step: m.value for m in client.get_metric_history(run_id, key)}
+
+
+def test_promotion_by_matches_survives_a_kill_between_the_two_passes(tmp_path: Path) -> None:
+    """Generation 0 creates the candidate (grown 2x24) and it loses its match
+    although its training loss is below the active network's: no promotion.
+    Generation 1 passes; the campaign is killed (-9) inside generation 2's
+    match; the resumed campaign keeps the first pass, passes again and
+    promotes: the training checkpoint becomes 2x24, the candidate's artifact
+    is active and the registered `active` alias moves to it."""
+    from mlflow.tracking import MlflowClient
+
+    from chesszero.campaign.tracking import tracking_uri
+    from chesszero.evaluate.gate import PromotionGate
+    from chesszero.publish import load_artifact
+    from chesszero.train import load_checkpoint
+
+    root = _progressive_root(tmp_path)
+    scores = {0: 0.25, 1: 0.75, 2: 0.5, 3: 0.0}
+    proc = _run(root, scores, generations=4, sleep_on=2)
+    deadline = time.monotonic() + 900
+    while not (root / "match_gen2").exists():
+        if proc.poll() is not None:
+            raise AssertionError(f"the campaign exited with {proc.returncode}: {proc.stderr.read().decode()[-3000:]}")
+        if time.monotonic() > deadline:
+            os.killpg(proc.pid, signal.SIGKILL)
+            raise AssertionError("generation 2's match never started")
+        time.sleep(0.1)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    run = root / "runs" / "prog"
+    gate = PromotionGate.load(run / "candidate_gate.json")
+    assert [(e.match_id, e.passed) for e in gate.history] == [("gen0000", False), ("gen0001", True)]
+    assert gate.passes == 1 and not gate.promoted
+
+    again = _run(root, scores, generations=4)
+    _, err = again.communicate(timeout=900)
+    assert again.returncode == 0, err.decode()[-3000:]
+
+    state = json.loads((run / "state.json").read_text())
+    assert state["finished"] and state["stage"] == 1 and state["candidate"] is None
+    assert state["promotion"]["last"] == {"generation": 2, "size": "2x24", "created": 0}
+    gate = PromotionGate.load(run / "candidate_gate.json")
+    assert [(e.match_id, e.passed) for e in gate.history] == [
+        ("gen0000", False), ("gen0001", True), ("gen0002", True)]
+    assert gate.promoted
+    assert load_checkpoint(run / "train.pt").model_size == "2x24"
+    assert load_checkpoint(run / "checkpoints" / "stage0_2x16.pt").model_size == "2x16"
+    assert not (run / "candidate.pt").exists()
+    # The handoff activated the candidate's artifact; generation 3 published the 2x24 network on.
+    assert json.loads((run / "artifacts" / "active.json").read_text())["previous"].startswith(
+        str((run / "artifacts" / "candidate_gen_0002").resolve()))
+    assert load_artifact(state["active_artifact"]).metadata.network_size == "2x24"
+    assert not (root / "match_gen3").exists()  # no candidate after the handoff
+    ledger = CreditLedger.from_dict(load_checkpoint(run / "train.pt").extra["ledger"])
+    assert ledger.catch_up_presentations == 3 * 3 * 8 * 32  # 3 generations x 3 quanta x 8 steps x batch 32
+    assert ledger.spent_presentations <= ledger.funded_presentations
+
+    # The failed match came with a lower candidate training loss: loss did not decide.
+    cand_loss, main_loss = _metric_history(root, "candidate/train_loss"), _metric_history(root, "train/loss")
+    assert cand_loss[0] < main_loss[0]
+    assert _metric_history(root, "promotion/promoted") == {0: 0.0, 1: 0.0, 2: 1.0}
+    assert _metric_history(root, "promotion/passes") == {0: 0.0, 1: 1.0, 2: 2.0}
+    assert _metric_history(root, "progressive/stage") == {0: 0.0, 1: 0.0, 2: 1.0, 3: 1.0}
+    assert set(_metric_history(root, "train/loss")) == {0, 1, 2, 3}  # generation 3 trained the 2x24 network
+    client = MlflowClient(tracking_uri(root))
+    labels = {int(v.version): v.tags["artifact"] for v in client.search_model_versions("name='chesszero-prog'")}
+    assert [label for _, label in sorted(labels.items())] == ["initial", "gen0000", "gen0001", "gen0002",
+                                                              "gen0002-2x24", "gen0003"]  # the alias moved once to 2x24
+    assert labels[int(client.get_model_version_by_alias("chesszero-prog", "active").version)] == "gen0003"
