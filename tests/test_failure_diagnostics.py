@@ -22,10 +22,10 @@ def _ply(ply: int, *, cap: bool = False) -> SearchedPly:
 
 
 def _record(prefix: int, moves: int, searched: list[int], *, termination: str = "checkmate",
-            cap: bool = False) -> GameRecord:
+            cap: bool = False, start: str = "random") -> GameRecord:
     """A game of ``prefix`` unsearched plies then ``moves`` plies, searched at ``searched``."""
     plies = [_ply(p) for p in searched] + ([_ply(moves, cap=True)] if cap else [])
-    return GameRecord(game_id="g", model_id="m", generation=0, start_type="random", start_fen=START,
+    return GameRecord(game_id="g", model_id="m", generation=0, start_type=start, start_fen=START,  # type: ignore[arg-type]
                       prefix_moves=MOVES[:prefix], moves=MOVES[prefix:prefix + moves], plies=plies,
                       result="1/2-1/2" if cap else "1-0", termination=termination,  # type: ignore[arg-type]
                       cap_value=0.1 if cap else None)
@@ -38,15 +38,18 @@ RECORDS = [
     _record(0, 4, list(range(4)), termination="ply_cap", cap=True),
     # 3 prefix plies, 5 moves of which ply 2 was played without a recorded search: 8 played, 4 rows, 4 ineligible
     _record(3, 5, [0, 1, 3, 4]),
+    # restart: 4 plies of source history + the alternative (only the alternative is played here), 3 searched
+    # moves: 1 + 3 = 4 played, 3 rows, 1 ineligible
+    _record(4, 3, [0, 1, 2], start="restart"),
 ]
 
 
 def test_counts_match_hand_computed_values() -> None:
     d = cap_diagnostics(RECORDS)
-    assert d == CapDiagnostics(games=3, capped_games=1, rows=15, cut_rows=5, plies=20, ineligible_plies=6)
-    assert d.capped_share == pytest.approx(1 / 3)
-    assert d.cut_target_share == pytest.approx(5 / 15)
-    assert d.ineligible_share == pytest.approx(6 / 20)
+    assert d == CapDiagnostics(games=4, capped_games=1, rows=18, cut_rows=5, plies=24, ineligible_plies=7)
+    assert d.capped_share == pytest.approx(1 / 4)
+    assert d.cut_target_share == pytest.approx(5 / 18)
+    assert d.ineligible_share == pytest.approx(7 / 24)
 
 
 def test_counts_add_over_shards_and_empty_is_undefined() -> None:
@@ -65,9 +68,9 @@ def test_campaign_metrics_sum_actor_summaries() -> None:
                             terminations={}, label="main", diagnostics=asdict(cap_diagnostics(records)))
 
     metrics = cap_metrics([summary(RECORDS[:2]), summary(RECORDS[2:])])
-    assert metrics[M.SELFPLAY_CAPPED_SHARE] == pytest.approx(1 / 3)
-    assert metrics[M.SELFPLAY_CUT_TARGET_SHARE] == pytest.approx(1 / 3)
-    assert metrics[M.SELFPLAY_INELIGIBLE_SHARE] == pytest.approx(0.3)
+    assert metrics[M.SELFPLAY_CAPPED_SHARE] == pytest.approx(1 / 4)
+    assert metrics[M.SELFPLAY_CUT_TARGET_SHARE] == pytest.approx(5 / 18)
+    assert metrics[M.SELFPLAY_INELIGIBLE_SHARE] == pytest.approx(7 / 24)
     # a sidecar written before the diagnostics existed holds none: nothing is logged, nothing is faked
     old = ActorSummary(shard=None, actor=0, games=2, positions=0, searches=0, seconds=1.0, terminations={},
                        label="main")

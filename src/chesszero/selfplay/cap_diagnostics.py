@@ -7,9 +7,11 @@ records alone so every campaign can log them per generation:
 - **cut-target share**: admitted replay rows (searched positions, the cap
   search included) that belong to a capped game, and so inherit the cut
   position's value as their outcome target (SPEC 5), over all admitted rows;
-- **ineligible share**: plies played that give no training row (the random
-  opening or restart prefix, and any move played without a recorded search),
-  over all plies played (prefix included).
+- **ineligible share**: plies played in the game that give no training row
+  (the random opening plies, the untried alternative that starts a restart
+  game, and any move played without a recorded search), over all plies
+  played. A restart game's history before its alternative was played (and
+  searched) in its source game, so it counts in neither.
 
 The paper's affected interval: 27-32% capped, 36-38% of rows on a cut target,
 about one ply in seven ineligible. :class:`CapDiagnostics` holds counts that
@@ -34,7 +36,7 @@ class CapDiagnostics:
     capped_games: int = 0
     rows: int = 0  # admitted rows: searched positions
     cut_rows: int = 0  # of those, rows of capped games
-    plies: int = 0  # plies played, prefix included
+    plies: int = 0  # plies played in the game (a restart's history excluded)
     ineligible_plies: int = 0  # plies played without a training row
 
     def __post_init__(self) -> None:
@@ -64,7 +66,8 @@ class CapDiagnostics:
 def _one(record: GameRecord) -> CapDiagnostics:
     capped = record.termination == "ply_cap"
     rows = len(record.plies)
-    played = len(record.prefix_moves) + len(record.moves)
+    prefix = len(record.prefix_moves) if record.start_type == "random" else min(1, len(record.prefix_moves))
+    played = prefix + len(record.moves)
     searched_moves = sum(1 for p in record.plies if p.ply < len(record.moves))
     return CapDiagnostics(games=1, capped_games=int(capped), rows=rows, cut_rows=rows if capped else 0,
                           plies=played, ineligible_plies=played - searched_moves)

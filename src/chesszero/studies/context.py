@@ -3,8 +3,9 @@
 A study works in ``<work>/<name>-<scale>/`` (default ``runs/studies/``),
 which is also a project root for the campaigns it runs: ``params.yaml``
 there holds the project's recipe plus the study's presets (a preset of the
-project's file with the study's overrides merged in), ``data`` links to the
-project's ``data/`` (openings, calibration positions, ladder table), and
+project's file with the study's overrides merged in), ``data/`` links to
+the project's inputs (openings, calibration positions, ladder table) one by
+one, so the campaigns' replay snapshots stay in the work folder, and
 ``mlruns/mlflow.db`` is the MLflow store of the study's parent run and of
 every campaign it starts (tagged as the parent's children).
 """
@@ -56,8 +57,13 @@ class StudyContext:
         work = ((work_root or project / "runs" / "studies") / f"{name}-{scale.value}").resolve()
         work.mkdir(parents=True, exist_ok=True)
         data = work / "data"
-        if not data.exists():
-            data.symlink_to(project / "data", target_is_directory=True)
+        if data.is_symlink():  # folders made before the inputs were linked one by one
+            data.unlink()
+        data.mkdir(exist_ok=True)
+        for item in (project / "data").iterdir():  # the inputs, never the replay snapshots the campaigns write
+            link = data / item.name
+            if item.name != "replay" and not link.exists():
+                link.symlink_to(item, target_is_directory=item.is_dir())
         return cls(name, scale, project, work, (out or project / "reports" / "failures").resolve(), seed)
 
     @property
