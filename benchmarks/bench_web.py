@@ -1,0 +1,114 @@
+"""Time from opening the play page to the model's first move (in-browser thinking).
+
+For each network size: a seeded random-weights network published by the real
+pipeline (INT8, golden file), served by ``chesszero web --model``, opened in
+fresh Chromium pages (Playwright, Debian's /usr/bin/chromium) with the model
+playing White at 64 visits in the browser. Prints each load's time, the median
+and the ratio of the median to issue 16's 2 s target.
+
+    .venv/bin/python benchmarks/bench_web.py [--sizes 2x16 4x48 6x64] [--loads 5] [--json OUT]
+
+Needs the front-end build (``make web``) and Chromium (``make system-deps``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+TARGET_S = 2.0
+
+
+def _publish(size: str, out: Path) -> Path:
+    import torch
+
+    from chesszero.model import ChessNet
+    from chesszero.publish import PublishSettings, load_calibration_set, publish
+    from chesszero.publish.calibration import random_play_set
+    from chesszero.publish.calibration_positions import DEFAULT_POSITIONS
+    from chesszero.publish.quantize import QatSettings
+
+    torch.manual_seed(0)
+    net = ChessNet(size).eval()
+    publish(net, out, load_calibration_set(ROOT / DEFAULT_POSITIONS, limit=64),
+            settings=PublishSettings(qat=QatSettings(steps=0)), tune=random_play_set(64, seed=0))
+    return out / "int8.onnx"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _first_moves(model: Path, loads: int, visits: int) -> list[float]:
+    from playwright.sync_api import sync_playwright
+
+    port = _free_port()
+    server = subprocess.Popen([sys.executable, "-m", "chesszero", "web", "--model", str(model), "--port", str(port)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline or server.poll() is not None:
+                    raise RuntimeError("chesszero web did not start") from None
+                time.sleep(0.2)
+        times = []
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox"])
+            for _ in range(loads):
+                page = browser.new_context().new_page()
+                page.goto(f"http://127.0.0.1:{port}/?side=black&visits={visits}&mode=browser")
+                page.wait_for_function("window.czState && (window.czState.modelMoves.length >= 1 "
+                                       "|| window.czState.selfCheck === 'failed')", timeout=120_000)
+                state = page.evaluate("window.czState")
+                if state["selfCheck"] != "passed":
+                    raise RuntimeError(f"self-check failed: {state.get('failures')}")
+                times.append(state["modelMoves"][0]["at"] / 1000)
+                page.context.close()
+            browser.close()
+        return times
+    finally:
+        server.terminate()
+        server.wait()
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", nargs="+", default=["2x16", "4x48", "6x64"])
+    ap.add_argument("--loads", type=int, default=5)
+    ap.add_argument("--visits", type=int, default=64)
+    ap.add_argument("--json", type=Path, default=None)
+    args = ap.parse_args()
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="cz-bench-web-") as tmp:
+        for size in args.sizes:
+            times = _first_moves(_publish(size, Path(tmp) / size), args.loads, args.visits)
+            median = statistics.median(times)
+            rows.append({"size": size, "times_s": [round(t, 3) for t in times], "median_s": round(median, 3),
+                         "median_over_target": round(median / TARGET_S, 3)})
+            print(f"{size:>6}: first model move {', '.join(f'{t:.2f}' for t in times)} s; median {median:.2f} s "
+                  f"= {median / TARGET_S:.2f} x the {TARGET_S:.0f} s target", flush=True)
+    if args.json:
+        from common import machine
+
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps({"title": f"play page: first model move at {args.visits} visits in the browser",
+                                         "machine": machine(), "rows": rows}, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
