@@ -192,7 +192,8 @@ async function opponentMove() {
 }
 
 function onHumanMove(orig, dest) {
-  const move = game.legalMoves().find((m) => m.from === orig && m.to === dest && (!m.promotion || m.promotion === 'q'));
+  const piece = $('promotion').value; // the piece a pawn reaching the last rank becomes
+  const move = game.legalMoves().find((m) => m.from === orig && m.to === dest && (!m.promotion || m.promotion === piece));
   if (!move) {
     redraw();
     return;
