@@ -58,3 +58,15 @@ def test_an_artifact_is_registered_once(root: Path) -> None:
     versions = t.client.search_model_versions(f"name = '{t.model_name}'")
     assert sorted(v.tags["artifact"] for v in versions) == ["gen0000", "gen0001"]
     assert str(t.client.get_model_version_by_alias(t.model_name, "active").version) == v2
+
+
+def test_a_new_store_appears_fully_migrated_and_an_existing_one_is_kept(tmp_path: Path) -> None:
+    """The store is migrated under a temporary name and linked into place, so a
+    kill during MLflow's migrations never leaves a half-built mlflow.db."""
+    from chesszero.campaign.tracking import Tracker, ensure_store
+
+    db = ensure_store(tmp_path)
+    assert db.is_file() and not list(db.parent.glob("mlflow.db.init-*"))
+    tracker = Tracker(tmp_path, "kept")
+    assert ensure_store(tmp_path) == db  # an existing store is never replaced
+    assert Tracker(tmp_path, "kept", run_id=tracker.run_id).run_id == tracker.run_id

@@ -26,6 +26,34 @@ def tracking_uri(root: Path) -> str:
     return f"sqlite:///{(root / 'mlruns' / 'mlflow.db').resolve()}"
 
 
+def ensure_store(root: Path) -> Path:
+    """Creates the MLflow store of `root` once, fully migrated, atomically.
+
+    MLflow builds a new sqlite store through a chain of schema migrations; a
+    kill -9 in the middle leaves a store that no later process can open
+    (``table _alembic_tmp_experiments already exists``). So a new store is
+    migrated under a temporary name and then linked into place (never over an
+    existing store); a kill leaves at most a stray temporary file."""
+    import os
+
+    db = (root / "mlruns" / "mlflow.db").resolve()
+    if db.exists():
+        return db
+    db.parent.mkdir(parents=True, exist_ok=True)
+    tmp = db.with_name(f"{db.name}.init-{os.getpid()}")
+    tmp.unlink(missing_ok=True)
+    from mlflow.tracking import MlflowClient
+
+    MlflowClient(tracking_uri=f"sqlite:///{tmp}").search_experiments()  # runs the migrations
+    try:
+        os.link(tmp, db)
+    except FileExistsError:  # another process made it first
+        pass
+    finally:
+        tmp.unlink(missing_ok=True)
+    return db
+
+
 def flatten(d: Mapping[str, Any], prefix: str = "") -> dict[str, str]:
     """Nested mapping -> {"a.b.c": "value"} for MLflow params."""
     out: dict[str, str] = {}
@@ -75,6 +103,7 @@ class Tracker:
         from mlflow.tracking import MlflowClient
 
         (root / "mlruns" / "artifacts").mkdir(parents=True, exist_ok=True)
+        ensure_store(root)
         self.uri = tracking_uri(root)
         mlflow.set_tracking_uri(self.uri)
         self.client = MlflowClient(tracking_uri=self.uri)
