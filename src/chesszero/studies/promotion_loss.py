@@ -26,8 +26,6 @@ from chesszero.studies.report import StudyReport, Table
 
 __all__ = ["loss_rule_generation", "run_promotion_loss"]
 
-THRESHOLD = 0.48  # the promotion score (evaluate.promotion_score in every preset)
-
 NAME = "promotion-loss"
 PAPER = ("Paper 6.3: the progressive controller first used smoothed training loss as a cheap proxy for "
          "promotion readiness. Extra catch-up training gave the larger candidate more optimizer quanta on "
@@ -90,6 +88,9 @@ def run_promotion_loss(ctx: StudyContext) -> StudyReport:
                              "generations": s.generations, "overrides": s.overrides})
     (r,) = run_arms(ctx, tracker, base_preset=s.base_preset, arms=[arm], generations=s.generations,
                     common=s.overrides)
+    from chesszero.config import load_config
+
+    threshold = load_config(ctx.work / "params.yaml", preset=arm.slug).evaluate.promotion_score
     rows = _rows(r)
     if not rows:
         raise RuntimeError(f"study {NAME}: the campaign {r.campaign} never had a candidate")
@@ -117,7 +118,7 @@ def run_promotion_loss(ctx: StudyContext) -> StudyReport:
                       title="Training loss by generation", xlabel="generation", ylabel="loss (quantum mean)")
     plots.line_figure(figs / "match_score.png", gens, {"candidate vs active": r.at(M.PROMOTION_SCORE)},
                       title="Candidate's paired match score", xlabel="generation", ylabel="score",
-                      references={"promotion threshold 0.48": 0.48})
+                      references={f"promotion threshold {threshold:g}": threshold})
 
     if by_loss is None:
         loss_part = ("The candidate's training loss never fell below the active network's in this run, so the "
@@ -128,14 +129,14 @@ def run_promotion_loss(ctx: StudyContext) -> StudyReport:
         loss_part = (f"With {headline['candidate_quanta']:.0f} catch-up quanta the candidate's training loss fell "
                      f"below the active network's at generation {by_loss} ({cand[by_loss]:.3f} vs "
                      f"{active[by_loss]:.3f}), where the loss rule would have promoted it; {match_part}.")
-        if score_then is not None and score_then < THRESHOLD:
+        if score_then is not None and score_then < threshold:
             loss_part += (" The loss rule would have promoted a candidate that was losing to the active network: "
                           "the paper's failure.")
         elif score_then is not None:
             loss_part += (" The candidate was not weaker when the loss rule fired, so at this scale the paper's "
                           "failure did not reproduce: both rules pointed the same way.")
-    gate_part = (f"The match gate promoted it at generation {promoted[0]}, after two consecutive scores of at "
-                 "least 0.48." if promoted else
+    gate_part = (f"The match gate promoted it at generation {promoted[0]}, after consecutive scores of at "
+                 f"least {threshold:g}." if promoted else
                  f"The match gate did not promote it in {len(scores)} matches (mean score "
                  f"{headline['mean_match_score']:.2f}).")
     finding = (f"{loss_part} {gate_part}"
