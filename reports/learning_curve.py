@@ -14,7 +14,9 @@ generation:
   per mode and rung (``score/<mode>/<rung>``, ``material/...``, ``elo/...``);
 - conversion metrics and joint ladder ratings when the campaign recorded them
   (``selfplay/conversion*``, ``conversion/<mode>/<rung>*``, ``elo_joint/*``):
-  read if present, never filled in.
+  read if present, never filled in;
+- progressive sizing when the recipe has stages (``progressive/stage``,
+  ``candidate/*``, ``promotion/*``).
 
 Columns are the MLflow metric keys themselves (``campaign.metrics`` owns the
 names), so writer, curve and figure agree. ``curve.csv`` holds the rows;
@@ -47,8 +49,10 @@ FIXED = (
 )
 """Metrics kept for every generation, in column order."""
 
-PREFIXES = ("score/", "material/", "elo/", "elo_joint/", "selfplay/conversion", "conversion/")
-"""Metric families kept whenever present (evaluations, conversion)."""
+PREFIXES = ("score/", "material/", "elo/", "elo_joint/", "selfplay/conversion", "conversion/", "progressive/",
+            "candidate/", "promotion/")
+"""Metric families kept whenever present (evaluations, conversion, progressive
+sizing: the active stage, the candidate's training and promotion matches)."""
 
 SELFPLAY_CONVERSION = "selfplay/conversion"
 """Self-play conversion rate (issue 10), when the campaign records it. This

@@ -41,8 +41,11 @@ later generations' self-play was mostly played beside the trainer (overlap)."""
 # machine, or the last finished one in the phase log when shorter; the kill
 # comes at a seeded fraction of it. A kill that comes after its stage ended
 # anyway (the stage was shorter this time) is retargeted at the same stage
-# of the next generation, at half the fraction.
-EXPECTED_S = {"bootstrap": 5.0, "self-play": 1.0, "materialize": 0.1, "snapshot": 2.0, "train quantum": 2.5,
+# of the next generation, at half the fraction. Generation 0's self-play has
+# no next generation to retry in, so its length is taken well under the
+# shortest seen (0.58 s on an idle machine; a kill at 0.78 s of 1.0 s once
+# came too late in CI).
+EXPECTED_S = {"bootstrap": 4.0, "self-play": 0.3, "materialize": 0.1, "snapshot": 2.0, "train quantum": 2.5,
               "publish": 3.0, "resignation": 0.2, "evaluate": 1.5}
 MAX_FRACTION = 0.9
 
