@@ -126,8 +126,9 @@ def run_campaign(args: argparse.Namespace, console: Console) -> float:
 
 def summary_dict(args: argparse.Namespace, state: Any, final: FinalEvaluation, settings: FinalSettings,
                  search: dict[str, Any], generations: int, wall: dict[str, float], started: str,
-                 revision: tuple[str, bool]) -> dict[str, Any]:
-    """`revision`: the commit (and whether the tree was dirty) when the benchmark started."""
+                 revision: tuple[str, bool], sizes: list[str]) -> dict[str, Any]:
+    """`revision`: the commit (and whether the tree was dirty) when the benchmark started;
+    `sizes`: the network sizes of the recipe (model.size, then progressive.stages)."""
     commit, dirty = revision
     machine = machine_description()
     return {
@@ -145,6 +146,7 @@ def summary_dict(args: argparse.Namespace, state: Any, final: FinalEvaluation, s
         "wall": {k: round(v, 1) for k, v in wall.items()},
         "final_artifact": state.active_artifact,
         "active_generation": state.active_generation,
+        "sizes": sizes,
         "final_evaluation": {
             "openings": settings.openings,
             "games_per_match": 2 * settings.openings,
@@ -224,8 +226,9 @@ def main(argv: list[str] | None = None) -> int:
     wall = {"campaign_s": campaign_s, "campaign_recorded_s": state.wall_seconds, "final_evaluation_s": eval_s,
             "total_s": time.monotonic() - began}
     search = campaign.cfg.search.model_dump(mode="json")
+    sizes = [campaign.cfg.model.size, *campaign.cfg.progressive.stages]
     summary = summary_dict(args, state, final, settings, search, len(curve.rows), wall, started,
-                           revision)
+                           revision, sizes)
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     figure, table = redraw(out)
     print_table(final.matches, console)

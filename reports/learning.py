@@ -112,6 +112,82 @@ def rung_order(curve: Curve, summary: dict[str, Any]) -> list[str]:
     return list(dict.fromkeys([*named, *others]))
 
 
+@dataclass(frozen=True)
+class SizeEvent:
+    """A progressive-sizing event of the run: a candidate started or promoted."""
+
+    generation: int
+    wall_min: float
+    kind: str  # "candidate" or "promoted"
+    size: str
+
+    def label(self) -> str:
+        return f"{self.size} candidate starts" if self.kind == "candidate" else f"{self.size} promoted"
+
+
+def _stage_size(sizes: list[str], stage: int) -> str:
+    return sizes[stage] if 0 <= stage < len(sizes) else f"stage {stage}"
+
+
+def size_events(curve: Curve, summary: dict[str, Any]) -> list[SizeEvent]:
+    """Candidate starts (``candidate/started``) and promotions (``progressive/stage``
+    rising) in generation order; sizes from the summary's ``sizes`` when recorded."""
+    sizes = list(summary.get("sizes", []))
+    events, stage = [], 0
+    for row in curve.rows:
+        g, wall = int(row[GENERATION]), row[WALL_MIN]
+        now = row.get(M.PROGRESSIVE_STAGE, math.nan)
+        if row.get(M.CANDIDATE_STARTED, math.nan) == 1.0:
+            events.append(SizeEvent(g, wall, "candidate", _stage_size(sizes, stage + 1)))
+        if not math.isnan(now) and int(now) > stage:
+            stage = int(now)
+            events.append(SizeEvent(g, wall, "promoted", _stage_size(sizes, stage)))
+    return events
+
+
+def mark_events(ax: Any, events: list[SizeEvent], x: str) -> None:
+    """Vertical lines at the size events (x: ``GENERATION`` or ``WALL_MIN``)."""
+    for e in events:
+        at = e.generation if x == GENERATION else e.wall_min
+        if math.isnan(at):
+            continue
+        style = {"color": "tab:green", "ls": ":"} if e.kind == "candidate" else {"color": "tab:red", "ls": "-."}
+        ax.axvline(at, lw=1.2, alpha=0.8, label=e.label(), **style)
+
+
+def promotion_table(curve: Curve) -> list[str]:
+    """The candidate's promotion matches, one row per generation that played one."""
+    rows = [r for r in curve.rows if not math.isnan(r.get(M.PROMOTION_SCORE, math.nan))]
+    if not rows:
+        return []
+    lines = ["| generation | minutes | candidate score | Elo difference [95%] | consecutive passes | promoted |",
+             "|---:|---:|---:|---|---:|---|"]
+    for r in rows:
+        elo, lo, hi = (r.get(k, math.nan) for k in (M.PROMOTION_ELO, f"{M.PROMOTION_ELO}_lo",
+                                                    f"{M.PROMOTION_ELO}_hi"))
+        lines.append(f"| {int(r[GENERATION])} | {_f(r[WALL_MIN], 1)} | {_f(r[M.PROMOTION_SCORE], 3)} | "
+                     f"{_f(elo, 0)} [{_f(lo, 0)}, {_f(hi, 0)}] | {_f(r.get(M.PROMOTION_PASSES), 0)} | "
+                     f"{'yes' if r.get(M.PROMOTION_PROMOTED) == 1.0 else 'no'} |")
+    return lines
+
+
+def progressive_lines(curve: Curve, summary: dict[str, Any]) -> list[str]:
+    """The progressive-sizing section of ``learning.md`` (empty for a one-size run)."""
+    events = size_events(curve, summary)
+    table = promotion_table(curve)
+    if not events and not table:
+        return []
+    sizes = summary.get("sizes")
+    lines = ["## Progressive sizing", ""]
+    if sizes:
+        lines += [f"Sizes: {' -> '.join(sizes)}.", ""]
+    lines += [f"- generation {e.generation} ({_f(e.wall_min, 1)} min): {e.label()}" for e in events]
+    if table:
+        lines += ["", "Promotion matches (candidate against the active artifact, paired openings, both colours; "
+                  "two consecutive passes promote):", "", *table]
+    return [*lines, ""]
+
+
 def _rung_colors(rungs: list[str]) -> dict[str, Any]:
     cmap = plt.get_cmap("tab10")
     return {r: cmap(i % 10) for i, r in enumerate(rungs)}
@@ -209,13 +285,17 @@ def _final_panel(ax: Any, summary: dict[str, Any], colors: dict[str, Any]) -> No
 
 def draw_figure(curve: Curve, summary: dict[str, Any], path: Path) -> Path:
     colors = _rung_colors(rung_order(curve, summary))
+    events = size_events(curve, summary)
     fig, axes = plt.subplots(3, 2, figsize=(13, 13))
+    mark_events(axes[0][0], events, GENERATION)
     _ladder_panel(axes[0][0], curve, GENERATION, "generation", colors)
     axes[0][0].set_title("Ladder scores during the campaign (solid searched, dashed policy)", fontsize=10)
+    mark_events(axes[0][1], events, WALL_MIN)
     _ladder_panel(axes[0][1], curve, WALL_MIN, "wall minutes", colors)
     axes[0][1].set_title("Ladder scores against wall time", fontsize=10)
     _terminations_panel(axes[1][0], curve)
     _rates_panel(axes[1][1], curve, colors)
+    mark_events(axes[2][0], events, GENERATION)
     _loss_panel(axes[2][0], curve)
     _final_panel(axes[2][1], summary, colors)
     fig.suptitle(f"Learning benchmark {summary.get('campaign', '?')}: {summary.get('preset', '?')} preset, "
@@ -352,6 +432,7 @@ def markdown(curve: Curve, summary: dict[str, Any], figure: str = FIGURE) -> str
         "",
         *targets_table(curve, summary),
         "",
+        *progressive_lines(curve, summary),
         "## Learning curve",
         "",
         f"![learning curve]({figure})",

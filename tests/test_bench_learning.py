@@ -139,6 +139,71 @@ def test_figure_and_table_from_a_saved_curve(tmp_path: Path) -> None:
     assert text.count("\n| 3 | 6.0 |") == 1  # one curve row per generation
 
 
+def progressive_series(generations: int) -> dict[str, dict[int, float]]:
+    """A run whose 4x48 -> 6x64 candidate starts at generation 1, fails its
+    match at 2, passes at 3 and 4 and is promoted at 4."""
+    s = series(generations, conversion=False)
+    s[M.PROGRESSIVE_STAGE] = {g: float(g >= 4) for g in range(generations)}
+    s[M.CANDIDATE_STARTED] = {1: 1.0}
+    s[M.PROMOTION_SCORE] = {2: 0.40, 3: 0.55, 4: 0.60}
+    s[M.PROMOTION_ELO] = {2: -70.0, 3: 35.0, 4: 70.0}
+    s[f"{M.PROMOTION_ELO}_lo"] = {2: -150.0, 3: -40.0, 4: 0.0}
+    s[f"{M.PROMOTION_ELO}_hi"] = {2: 10.0, 3: 110.0, 4: 140.0}
+    s[M.PROMOTION_PASSES] = {2: 0.0, 3: 1.0, 4: 2.0}
+    s[M.PROMOTION_PROMOTED] = {2: 0.0, 3: 0.0, 4: 1.0}
+    return s
+
+
+def test_progressive_handoff_is_marked_and_tabled(tmp_path: Path) -> None:
+    from learning import size_events
+
+    folder = tmp_path / "prog"
+    curve = curve_from_series(progressive_series(6))
+    write_csv(curve, folder / "curve.csv")
+    run_summary = {**summary([match("random", "searched", 1.0)]), "sizes": ["4x48", "6x64"]}
+    events = size_events(curve, run_summary)
+    assert [(e.generation, e.kind, e.size) for e in events] == [(1, "candidate", "6x64"), (4, "promoted", "6x64")]
+    assert events[1].wall_min == pytest.approx(7.5)
+    (folder / "summary.json").write_text(json.dumps(run_summary))
+    figure, table = redraw(folder)
+    assert figure.read_bytes().startswith(PNG)
+    text = table.read_text()
+    assert "Sizes: 4x48 -> 6x64." in text
+    assert "- generation 1 (3.0 min): 6x64 candidate starts" in text
+    assert "- generation 4 (7.5 min): 6x64 promoted" in text
+    assert "| 2 | 4.5 | 0.400 | -70 [-150, 10] | 0 | no |" in text
+    assert "| 4 | 7.5 | 0.600 | 70 [0, 140] | 2 | yes |" in text
+    # a one-size run has no such section
+    assert "Progressive sizing" not in markdown(curve_from_series(series(3, conversion=False)), summary([]))
+
+
+def test_comparison_of_a_run_against_its_baseline(tmp_path: Path) -> None:
+    from learning_compare import compare, main as compare_main, verdict
+
+    base, run = tmp_path / "fixed", tmp_path / "prog"
+    write_csv(curve_from_series(series(4, conversion=False)), base / "curve.csv")
+    write_csv(curve_from_series(progressive_series(6)), run / "curve.csv")
+    (base / "summary.json").write_text(json.dumps(
+        {**summary([match("random", "searched", 0.9), match("greedy", "searched", 0.8),
+                    match("random", "policy", 0.7)]), "campaign": "fixed", "sizes": ["6x64"]}))
+    (run / "summary.json").write_text(json.dumps(
+        {**summary([match("random", "searched", 0.95), match("greedy", "searched", 0.75),
+                    match("random", "policy", 0.5)]), "campaign": "prog", "sizes": ["4x48", "6x64"]}))
+    figure, table = compare(base, run)
+    assert figure.read_bytes().startswith(PNG)
+    text = table.read_text()
+    assert "against the baseline `fixed`" in text and "sizes 4x48 -> 6x64" in text
+    assert "| random | searched | 0.900 [0.800, 1.000] | 0.950 [0.850, 1.000] | +0.050 | met (target) |" in text
+    assert "| greedy | searched | 0.800 [0.700, 0.900] | 0.750 [0.650, 0.850] | -0.050 | within interval (target) |" \
+        in text
+    assert "| random | policy | 0.700 [0.600, 0.800] | 0.500 [0.400, 0.600] | -0.200 | not a target |" in text
+    assert "at least the baseline's: **met**" in text
+    assert "6x64 promoted" in text
+    assert verdict({"score": 0.5, "score_hi": 0.6}, {"score": 0.7}) == "not met"
+    assert verdict(None, {"score": 0.7}) == "not measured"
+    assert compare_main([str(tmp_path / "missing"), str(run)]) == 2
+
+
 def test_targets_are_not_measured_without_their_data() -> None:
     curve = curve_from_series(series(2, conversion=False))
     text = markdown(curve, summary([]))

@@ -1,0 +1,227 @@
+"""Two learning benchmark runs side by side: a run against a baseline at the same wall time.
+
+Issue 11's target: on the ``cpu`` preset, a campaign with progressive sizing
+reaches at least the strength of the fixed-size campaign at the same wall
+time (final scores against the random and greedy movers at 64 visits, 100
+games each). Reads each folder's ``curve.csv`` and ``summary.json`` (written by
+``benchmarks/bench_learning.py``) and writes into the run's folder:
+
+- ``comparison.png``: the campaign's ladder scores against wall minutes for
+  both runs (searched and policy only, one panel each), the run's candidate
+  starts and promotions marked; the final scores with their 95% intervals;
+- ``comparison.md``: both runs' setup, the final evaluation side by side with
+  a verdict per searched match, and the progressive-sizing events.
+
+A verdict is ``met`` when the run's score is at least the baseline's,
+``within interval`` when it is lower but the run's 95% interval reaches the
+baseline's score, else ``not met``.
+
+Run by ``dvc repro learning-compare`` (dvc.yaml) or by hand::
+
+    python reports/learning_compare.py reports/learning/<baseline> reports/learning/<run>
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from learning import CURVE, SUMMARY, final_match, mark_events, progressive_lines, size_events  # noqa: E402
+from learning_curve import WALL_MIN, Curve, read_csv  # noqa: E402
+
+from chesszero.campaign import metrics as M  # noqa: E402
+
+FIGURE = "comparison.png"
+TABLE = "comparison.md"
+TARGET_OPPONENTS = ("random", "greedy")
+"""The target's opponents, searched at the final evaluation's visits."""
+
+
+@dataclass(frozen=True)
+class Run:
+    """One benchmark run's saved results."""
+
+    folder: Path
+    curve: Curve
+    summary: dict[str, Any]
+
+    @classmethod
+    def load(cls, folder: Path) -> Run:
+        for name in (CURVE, SUMMARY):
+            if not (folder / name).is_file():
+                raise FileNotFoundError(f"{folder}: no {name} (a folder written by benchmarks/bench_learning.py)")
+        return cls(folder, read_csv(folder / CURVE), json.loads((folder / SUMMARY).read_text()))
+
+    @property
+    def name(self) -> str:
+        return str(self.summary.get("campaign", self.folder.name))
+
+    def sizes(self) -> str:
+        sizes = self.summary.get("sizes")
+        return " -> ".join(sizes) if sizes else "?"
+
+    def matches(self) -> list[tuple[str, str]]:
+        return [(m["opponent"], m["mode"]) for m in self.summary.get("final_evaluation", {}).get("matches", [])]
+
+
+def verdict(run: dict[str, Any] | None, base: dict[str, Any] | None) -> str:
+    if run is None or base is None:
+        return "not measured"
+    if run["score"] >= base["score"]:
+        return "met"
+    return "within interval" if run["score_hi"] >= base["score"] else "not met"
+
+
+def _score(m: dict[str, Any] | None) -> str:
+    return "-" if m is None else f"{m['score']:.3f} [{m['score_lo']:.3f}, {m['score_hi']:.3f}]"
+
+
+def final_rows(base: Run, run: Run) -> list[str]:
+    lines = [f"| opponent | mode | {base.name} (baseline) | {run.name} | difference | verdict |",
+             "|---|---|---|---|---:|---|"]
+    for opponent, mode in dict.fromkeys([*base.matches(), *run.matches()]):
+        b, r = final_match(base.summary, opponent, mode), final_match(run.summary, opponent, mode)
+        diff = "-" if b is None or r is None else f"{r['score'] - b['score']:+.3f}"
+        target = mode == "searched" and opponent in TARGET_OPPONENTS
+        lines.append(f"| {opponent} | {mode} | {_score(b)} | {_score(r)} | {diff} | "
+                     f"{verdict(r, b) + (' (target)' if target else '') if mode == 'searched' else 'not a target'} |")
+    return lines
+
+
+def target_met(base: Run, run: Run) -> bool | None:
+    """True when every target match is met or within interval; None when one is missing."""
+    verdicts = [verdict(final_match(run.summary, o, "searched"), final_match(base.summary, o, "searched"))
+                for o in TARGET_OPPONENTS]
+    if "not measured" in verdicts:
+        return None
+    return all(v in ("met", "within interval") for v in verdicts)
+
+
+def _setup(run: Run, role: str) -> str:
+    s, wall = run.summary, run.summary.get("wall", {})
+    git = s.get("git", {})
+    minutes = wall.get("campaign_recorded_s", math.nan) / 60
+    return (f"- {role} `{run.name}`: sizes {run.sizes()}, {s.get('preset', '?')} preset, {s.get('hours', '?')} h "
+            f"budget, {len(run.curve.rows)} generations in {minutes:.1f} campaign minutes, commit "
+            f"{str(git.get('commit', '?'))[:10]}, started {s.get('started', '?')}")
+
+
+def markdown(base: Run, run: Run) -> str:
+    met = target_met(base, run)
+    verdict_line = {True: "met", False: "not met", None: "not measured"}[met]
+    visits = run.summary.get("final_evaluation", {}).get("visits", "?")
+    games = run.summary.get("final_evaluation", {}).get("games_per_match", "?")
+    lines = [
+        f"# `{run.name}` against the baseline `{base.name}` at the same wall time",
+        "",
+        f"Generated by `python reports/learning_compare.py` from both runs' `{CURVE}` and `{SUMMARY}`; "
+        "do not edit.",
+        "",
+        _setup(base, "baseline"),
+        _setup(run, "run"),
+        "",
+        f"**Target** (issue 11): the run's final searched scores ({visits} visits, {games} games) against "
+        f"{' and '.join(TARGET_OPPONENTS)} at least the baseline's: **{verdict_line}**. Per match: `met` when "
+        "the run's score is at least the baseline's, `within interval` when lower but the run's 95% interval "
+        "reaches the baseline's score.",
+        "",
+        "## Final evaluation",
+        "",
+        *final_rows(base, run),
+        "",
+        *progressive_lines(run.curve, run.summary),
+        "## During the campaigns",
+        "",
+        f"![comparison]({FIGURE})",
+        "",
+        "The campaigns' own ladder evaluations (their openings, cadence and visits) against wall minutes; "
+        "vertical lines mark the run's candidate starts (dotted) and promotions (dash-dot).",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _campaign_panel(ax: Any, base: Run, run: Run, mode: str) -> None:
+    rungs = list(dict.fromkeys([*base.curve.rungs(mode), *run.curve.rungs(mode)]))
+    cmap = plt.get_cmap("tab10")
+    for i, rung in enumerate(rungs):
+        for r, style, alpha in ((base, "--", 0.55), (run, "-", 1.0)):
+            xs, ys = r.curve.points(M.score_key(mode, rung), WALL_MIN)
+            if xs:
+                ax.plot(xs, ys, style, marker=".", color=cmap(i % 10), alpha=alpha, label=f"{rung} ({r.name})")
+    mark_events(ax, size_events(run.curve, run.summary), WALL_MIN)
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_xlabel("wall minutes")
+    ax.set_ylabel("score")
+    ax.set_title(f"Campaign evaluations, {mode} (dashed: baseline)", fontsize=10)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=6, ncol=2)
+
+
+def _final_panel(ax: Any, base: Run, run: Run) -> None:
+    keys = list(dict.fromkeys([*base.matches(), *run.matches()]))
+    for j, (r, color) in enumerate(((base, "tab:grey"), (run, "tab:blue"))):
+        for i, (opponent, mode) in enumerate(keys):
+            m = final_match(r.summary, opponent, mode)
+            if m is None:
+                continue
+            err = [[m["score"] - m["score_lo"]], [m["score_hi"] - m["score"]]]
+            ax.bar(i + (j - 0.5) * 0.4, m["score"], 0.4, yerr=err, capsize=3, color=color,
+                   hatch=None if mode == "searched" else "//", edgecolor="black", linewidth=0.5,
+                   label=r.name if i == 0 else None)
+    ax.set_xticks(range(len(keys)), [f"{o}\n{m}" for o, m in keys], fontsize=7)
+    ax.set_ylim(0, 1.05)
+    ax.set_ylabel("score (95% interval)")
+    ax.set_title("Final evaluation (hatched: policy only)", fontsize=10)
+    ax.grid(alpha=0.3, axis="y")
+    ax.legend(fontsize=7)
+
+
+def draw(base: Run, run: Run, path: Path) -> Path:
+    fig, axes = plt.subplots(1, 3, figsize=(18, 5.5))
+    _campaign_panel(axes[0], base, run, "searched")
+    _campaign_panel(axes[1], base, run, "policy")
+    _final_panel(axes[2], base, run)
+    fig.suptitle(f"{run.name} ({run.sizes()}) against {base.name} ({base.sizes()})")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100, metadata={"Software": None})
+    plt.close(fig)
+    return path
+
+
+def compare(baseline: Path, folder: Path) -> tuple[Path, Path]:
+    """Writes ``comparison.png`` and ``comparison.md`` into `folder`."""
+    base, run = Run.load(baseline), Run.load(folder)
+    figure = draw(base, run, folder / FIGURE)
+    table = folder / TABLE
+    table.write_text(markdown(base, run))
+    return figure, table
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("baseline", type=Path, help=f"the baseline run's folder ({CURVE}, {SUMMARY})")
+    parser.add_argument("run", type=Path, help="the compared run's folder; the outputs go here")
+    args = parser.parse_args(argv)
+    try:
+        figure, table = compare(args.baseline, args.run)
+    except (OSError, ValueError, KeyError) as exc:
+        print(f"learning_compare: error: {exc}", file=sys.stderr)
+        return 2
+    print(f"wrote {figure} and {table}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
