@@ -178,7 +178,8 @@ def test_progressive_handoff_is_marked_and_tabled(tmp_path: Path) -> None:
 
 
 def test_comparison_of_a_run_against_its_baseline(tmp_path: Path) -> None:
-    from learning_compare import compare, main as compare_main, verdict
+    from learning_compare import compare, verdict
+    from learning_compare import main as compare_main
 
     base, run = tmp_path / "fixed", tmp_path / "prog"
     write_csv(curve_from_series(series(4, conversion=False)), base / "curve.csv")
