@@ -9,6 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from placement_support import two_actors_on_one_device
+from publish_support import one_thread  # noqa: F401
 
 from chesszero.campaign.context import Campaign
 from chesszero.campaign.dispatch import Limits, drive
@@ -18,6 +20,7 @@ from chesszero.config import REPO_ROOT, ConfigError, load_config
 from chesszero.config.schema import InferenceConfig
 from chesszero.publish import backends, placement
 from chesszero.publish.backends import BackendError, make_runtime, visible_gpus
+from chesszero.publish.pipeline import PublishResult
 from chesszero.publish.placement import ActorLayout, actor_device, actor_layout, resolve_layout
 
 PARAMS = REPO_ROOT / "params.yaml"
@@ -163,3 +166,13 @@ def test_a_campaign_asking_for_more_gpus_than_visible_stops_before_any_work(tmp_
         drive(campaign, Limits(generations=1), lambda stage, args: ran.append(stage) or {},
               lambda jobs, advance: ran.append(jobs))
     assert ran == [] and not campaign.paths.dir.exists()
+
+
+def test_two_actors_sharing_a_device_play_what_each_plays_alone(published_on_cpu: PublishResult) -> None:
+    """The torch backend on the CPU here; ``test_gpu`` runs the same on cuda:0."""
+    layout = resolve_layout(_inference("torch", per_gpu=2), cpu_actors=2, visible=visible_gpus())
+    run = two_actors_on_one_device(published_on_cpu.int8.path, "torch", layout)
+    assert run.most_in_flight == 2  # both actors' batches were being evaluated at once
+    assert all(len(games) >= 4 for games in run.alone)
+    assert run.alone[0] != run.alone[1]  # two seeds, two sets of games
+    assert run.together == run.alone
