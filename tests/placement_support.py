@@ -12,6 +12,7 @@ running side by side must play exactly the games each plays alone.
 from __future__ import annotations
 
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -78,23 +79,13 @@ def two_actors_on_one_device(artifact: Path, backend: str, layout: ActorLayout) 
     seeds = (101, 202)
     alone = [actor_games(sessions[i], seeds[i]) for i in range(2)]
     counter = InFlight()
-    together: list[list[Game]] = [[], []]
-    errors: list[BaseException] = []
-    start = threading.Barrier(2)
+    start = threading.Barrier(2, timeout=60)
 
-    def play(i: int) -> None:
-        try:
-            session = counter.wrap(sessions[i])
-            start.wait()
-            together[i] = actor_games(session, seeds[i])
-        except BaseException as error:  # noqa: BLE001 - re-raised in the caller's thread
-            errors.append(error)
+    def play(i: int) -> list[Game]:
+        session = counter.wrap(sessions[i])
+        start.wait()
+        return actor_games(session, seeds[i])
 
-    threads = [threading.Thread(target=play, args=(i,)) for i in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    if errors:
-        raise errors[0]
+    with ThreadPoolExecutor(2) as pool:  # an actor's exception is raised here by map
+        together = list(pool.map(play, range(2)))
     return SideBySide(alone, together, counter.most)
