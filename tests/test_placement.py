@@ -60,7 +60,7 @@ def test_the_layout_on_gpus_is_gpus_times_actors_per_gpu() -> None:
 def test_the_layout_on_the_cpu_keeps_selfplay_actors() -> None:
     for backend, visible in (("ort-cpu", 0), ("ort-cpu", 4), ("torch", 0)):
         layout = resolve_layout(_inference(backend), cpu_actors=5, visible=visible)
-        assert (layout.actors, layout.gpus) == (5, 0)
+        assert layout == ActorLayout(actors=5, gpus=0, actors_per_gpu=0)
         assert {layout.device(i) for i in range(5)} == {0}
         assert layout.describe() == "5 actors on the CPU"
     assert resolve_layout(_inference("torch"), cpu_actors=5, visible=1).gpus == 1  # torch with CUDA: GPUs

@@ -46,7 +46,7 @@ def runs_on_gpus(backend: str | Backend, visible: int) -> bool:
 @dataclass(frozen=True)
 class ActorLayout:
     """The self-play actors of a campaign: ``actors`` of them, on ``gpus`` GPUs
-    (0: on the CPU) with ``actors_per_gpu`` on each."""
+    with ``actors_per_gpu`` on each (both 0: on the CPU)."""
 
     actors: int
     gpus: int
@@ -76,7 +76,7 @@ def resolve_layout(inference: InferenceConfig, cpu_actors: int, visible: int) ->
         if inference.backend is Backend.TORCH and inference.gpus > 0:
             raise BackendError(f"inference.gpus is {inference.gpus} but no GPU is visible: the {name!r} "
                                "backend would run on the CPU (set inference.gpus: 0 to allow that)")
-        return ActorLayout(actors=cpu_actors, gpus=0, actors_per_gpu=inference.actors_per_gpu)
+        return ActorLayout(actors=cpu_actors, gpus=0, actors_per_gpu=0)
     if visible == 0:
         raise BackendError(f"inference backend {name!r} runs on GPUs but no GPU is visible")
     if inference.gpus > visible:
