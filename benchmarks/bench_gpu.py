@@ -13,7 +13,14 @@ or ``--checkpoint``) and each GPU backend this machine can run (``torch``,
    ``--batch`` real positions (the paper preset's ``selfplay.batch_size``), and
    self-play searches/s of one double-buffered native actor on the same batch
    (``bench_search.paired_ratio``); target ratio >= 0.85;
-3. INT8 against FP16: the best INT8 GPU path (TensorRT, else ONNX Runtime's GPU
+3. actors sharing one GPU (``torch`` and ``ort-gpu``): for each count in
+   ``--actors-per-gpu`` (default 1, 2, 4; the paper runs 4), that many
+   double-buffered actors placed by ``publish.placement`` on cuda:0, each with
+   its own session, play side by side; their summed searches/s against the
+   pure inference rate of one session (the number that sizes
+   ``inference.actors_per_gpu``). ``tensorrt`` is left out: each actor builds
+   its own engine (minutes for 14x160);
+4. INT8 against FP16: the best INT8 GPU path (TensorRT, else ONNX Runtime's GPU
    providers) against the torch backend in float16 on the FP32 artifact, same
    batch; target >= 1.3x.
 
@@ -32,18 +39,27 @@ import tempfile
 import time
 import traceback
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
-from bench_search import inference_rate, paired_ratio
+from bench_search import ActorRun, inference_rate, paired_ratio
 from common import machine
 from rich.console import Console
 
+from chesszero.config.schema import InferenceConfig
 from chesszero.model.network import ChessNet
 from chesszero.publish import Precision, PublishSettings, load_calibration_set, publish
-from chesszero.publish.backends import backend_unavailable_reason, make_runtime, publication_scheme
+from chesszero.publish.backends import (
+    backend_unavailable_reason,
+    make_runtime,
+    publication_scheme,
+    visible_gpus,
+)
+from chesszero.publish.loading import load_evaluator
+from chesszero.publish.placement import resolve_layout
 from chesszero.publish.runtime import TorchRuntime
 
 OPT_IN = True  # GPU machines only (scripts/gpu_check.sh), not part of `chesszero bench`
@@ -91,6 +107,33 @@ def _throughput(session: Any, planes: np.ndarray, seconds: float) -> dict[str, A
             "target": 0.85, "met": ratio >= 0.85}
 
 
+def _actors_per_gpu(backend: str, artifact: Path, planes: np.ndarray, counts: list[int],
+                    seconds: float) -> dict[str, Any]:
+    """Summed self-play searches/s of ``k`` actors sharing cuda:0, for each ``k`` in ``counts``."""
+    def session(device: int) -> Any:
+        return load_evaluator(artifact, backend=backend, device=device, plain_onnx=False)
+
+    pure_session = session(0)
+    pure_session.evaluate(planes)
+    pure = inference_rate(pure_session, planes, seconds)
+    batch, rows = len(planes), {}
+    for k in counts:
+        visible = visible_gpus()  # 0 only in a dry run of the torch backend on the CPU
+        layout = resolve_layout(InferenceConfig(backend=backend, gpus=min(1, visible), actors_per_gpu=k),
+                                cpu_actors=k, visible=visible)
+        runs = [ActorRun(session(layout.device(i)), games=2 * batch, batch=batch, depth=2, visits=64)
+                for i in range(layout.actors)]
+        batches = max(3, int(seconds * pure / batch / k))
+        try:
+            with ThreadPoolExecutor(k) as pool:
+                rates = list(pool.map(ActorRun.rate, runs, [batches] * k))
+        finally:
+            for run in runs:
+                run.close()
+        rows[str(k)] = {"searches_per_s": sum(rates), "per_actor": rates, "ratio_to_pure": sum(rates) / pure}
+    return {"inference_pos_per_s": pure, "batch": batch, "actors_per_gpu": rows}
+
+
 def _int8_vs_fp16(gated: dict[str, Any], planes: np.ndarray, seconds: float) -> dict[str, Any]:
     int8_backend = next((b for b in ("tensorrt", "ort-gpu") if b in gated), None)
     if int8_backend is None:
@@ -106,12 +149,24 @@ def _int8_vs_fp16(gated: dict[str, Any], planes: np.ndarray, seconds: float) -> 
             "ratio": int8_rate / fp16_rate, "target": 1.3, "met": int8_rate / fp16_rate >= 1.3}
 
 
+def _counts(text: str) -> list[int]:
+    try:
+        counts = [int(part) for part in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"actor counts must be integers like 1,2,4, got {text!r}") from None
+    if not counts or min(counts) < 1:
+        raise argparse.ArgumentTypeError(f"actor counts must be >= 1, got {text!r}")
+    return counts
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", default="14x160", help="network size (default: the paper's)")
     parser.add_argument("--checkpoint", type=Path, default=None, help="publish this training checkpoint")
     parser.add_argument("--batch", type=int, default=320, help="actor batch (paper selfplay.batch_size)")
     parser.add_argument("--seconds", type=float, default=3.0, help="per timing window")
+    parser.add_argument("--actors-per-gpu", type=_counts, default=[1, 2, 4],
+                        help="actor counts sharing cuda:0, comma-separated (default 1,2,4)")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
     results: dict[str, Any] = {"machine": machine(), "cuda": torch.cuda.is_available(),
@@ -133,6 +188,13 @@ def main() -> None:
             results[f"{backend}/gate"].pop("_result", None)
             _step(results, f"{backend}/selfplay_vs_inference",
                   lambda b=backend: _throughput(gated[b].gate.session, planes, args.seconds))
+            if backend == "tensorrt":
+                results["tensorrt/actors_per_gpu"] = "not measured: each actor builds its own engine"
+                continue
+            artifact = gated[backend].fp32 if backend == "torch" else gated[backend].int8
+            _step(results, f"{backend}/actors_per_gpu",
+                  lambda b=backend, a=artifact: _actors_per_gpu(b, a.path, planes, args.actors_per_gpu,
+                                                                args.seconds))
         _step(results, "int8_vs_fp16", lambda: _int8_vs_fp16(gated, planes, args.seconds))
     text = json.dumps(results, indent=2, default=str)
     print(text)

@@ -3,7 +3,9 @@
 # 8 minutes, build the project, run the GPU-marked tests, a short paper-size
 # training quantum on the GPU(s), publish and gate an artifact with each GPU
 # backend available, and measure self-play searches/s against pure inference
-# throughput of the same model and batch; one JSON file of results.
+# throughput of the same model and batch, also with 1, 2 and 4 actors sharing
+# cuda:0 (the GPU-marked tests check that two actors on one GPU play side by
+# side what each plays alone); one JSON file of results.
 #
 #   scripts/gpu_check.sh [OUT.json]        # default reports/gpu/gpu_check.json
 #
@@ -43,8 +45,8 @@ step tests 110 "$PY" -m pytest -q -m gpu tests/test_gpu.py -rs --junitxml="$WORK
 # 3. a paper-size quantum (14x160, global batch 2048, bf16) on the GPU(s); DDP x2 with two GPUs
 step train 80 "$PY" benchmarks/bench_train.py --device cuda --bf16 --size 14x160 \
   --global-batch 2048 --steps 10 --warmup 2 --threads 4 --json "$WORK/train.json"
-# 4. publication + gate per GPU backend, self-play vs inference, INT8 vs FP16
-step backends 140 "$PY" benchmarks/bench_gpu.py --seconds 3 --json "$WORK/backends.json"
+# 4. publication + gate per GPU backend, self-play vs inference, 1/2/4 actors per GPU, INT8 vs FP16
+step backends 140 "$PY" benchmarks/bench_gpu.py --seconds 2 --actors-per-gpu 1,2,4 --json "$WORK/backends.json"
 
 mkdir -p "$(dirname "$OUT")"
 python3 - "$WORK" "$OUT" "$START" <<'PY'

@@ -3,7 +3,9 @@
 Not run on the development machines (no GPU): these tests are the check a
 GPU machine makes of the code paths written for it -- the torch backend on
 CUDA against ONNX Runtime on the CPU, CUDA-graph replay against eager
-execution, sessions of several actors in flight on one GPU, NCCL DDP
+execution, sessions of several actors in flight on one GPU, two self-play
+actors on one GPU playing side by side what each plays alone, actors placed
+over two GPUs, NCCL DDP
 against a single process, ONNX Runtime's GPU providers, and a TensorRT
 refit against a fresh build.
 """
@@ -16,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from placement_support import two_actors_on_one_device
 from publish_support import (  # noqa: F401
     against_ort_cpu,
     calibration,
@@ -24,12 +27,20 @@ from publish_support import (  # noqa: F401
     trained_net,
 )
 
+from chesszero.config.schema import InferenceConfig
 from chesszero.publish import (
     PublishSettings,
 )
-from chesszero.publish.backends import backend_unavailable_reason, make_runtime, publication_scheme
+from chesszero.publish.artifact import Artifact
+from chesszero.publish.backends import (
+    backend_unavailable_reason,
+    make_runtime,
+    publication_scheme,
+    visible_gpus,
+)
 from chesszero.publish.loading import load_evaluator
 from chesszero.publish.pipeline import PublishResult, publish
+from chesszero.publish.placement import resolve_layout
 from chesszero.publish.runtime import TorchRuntime
 
 CUDA = torch.cuda.is_available()
@@ -84,6 +95,47 @@ def test_actor_sessions_share_a_gpu_in_flight(published_on_cpu: PublishResult) -
     for result in results:
         assert result is not None
         np.testing.assert_allclose(result[0], reference[0], rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("backend", ["torch", "ort-gpu", "tensorrt"])
+def test_two_actors_on_one_gpu_play_in_flight_what_each_plays_alone(
+        published_on_cpu: PublishResult, backend: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Two actors placed on cuda:0 (inference.gpus 1, actors_per_gpu 2), each with its own
+    session, run side by side with their batches in flight at once and play exactly the
+    games each plays alone (deterministic cuDNN kernels: equal inputs, equal outputs)."""
+    reason = backend_unavailable_reason(backend)
+    if reason is not None:
+        pytest.skip(f"{backend}: {reason}")
+    monkeypatch.setattr(torch.backends.cudnn, "deterministic", True)
+    monkeypatch.setattr(torch.backends.cudnn, "benchmark", False)
+    inference = InferenceConfig(backend=backend, gpus=1, actors_per_gpu=2)
+    layout = resolve_layout(inference, cpu_actors=2, visible=visible_gpus())
+    assert (layout.actors, layout.device(0), layout.device(1)) == (2, 0, 0)
+    artifact = published_on_cpu.int8 if backend == "torch" else _gpu_int8(backend, tmp_path / "g")
+    run = two_actors_on_one_device(artifact.path, backend, layout)
+    assert run.most_in_flight == 2
+    assert run.alone[0] != run.alone[1]
+    assert run.together == run.alone
+
+
+def _gpu_int8(backend: str, folder: Path) -> Artifact:
+    """An INT8 artifact on TensorRT's grids, gated in ``backend`` (as its campaigns publish)."""
+    settings = PublishSettings(scheme=publication_scheme(backend))
+    result = publish(trained_net(), folder, calibration(), settings=settings, runtime=make_runtime(backend))
+    assert result.activated, result.gate.error or result.gate.report
+    return result.int8
+
+
+@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="placement over GPUs needs two")
+def test_actors_on_two_gpus_build_their_sessions_on_their_own_device(published_on_cpu: PublishResult) -> None:
+    inference = InferenceConfig(backend="torch", gpus=2, actors_per_gpu=2)
+    layout = resolve_layout(inference, cpu_actors=1, visible=visible_gpus())
+    sessions = [load_evaluator(published_on_cpu.int8.path, backend="torch", device=layout.device(i))
+                for i in range(layout.actors)]
+    assert [str(s.device) for s in sessions] == ["cuda:0", "cuda:1", "cuda:0", "cuda:1"]
+    planes = calibration().planes[:32]
+    first = sessions[0].evaluate(planes)
+    np.testing.assert_allclose(sessions[1].evaluate(planes)[0], first[0], rtol=1e-4, atol=1e-4)
 
 
 @pytest.mark.skipif(backend_unavailable_reason("ort-gpu") is not None,

@@ -120,10 +120,13 @@ class Silent:
 def drive(campaign: Campaign, limits: Limits, stages: StageRunner, actors: ActorRunner,
           observer: Observer | None = None) -> CampaignState:
     """Runs (or resumes) the campaign until its limits; returns the final state.
-    An inference backend this machine cannot run stops it here, before any work."""
+    An inference backend this machine cannot run, or more GPUs asked for
+    (``inference.gpus``) than it has, stops it here, before any work."""
     from chesszero.publish.backends import check_backend
+    from chesszero.publish.placement import actor_layout
 
     check_backend(campaign.cfg.inference.backend)
+    actor_layout(campaign.cfg)
     observer = observer or Silent()
     stages(Stage.BOOTSTRAP, StageArgs())
     state = campaign.load_state()

@@ -50,13 +50,16 @@ def actor_task(job: ActorJob) -> list[dict[str, Any]]:
 
 def actor_runner(cfg: Config) -> TaskRunner:
     """Where the self-play actors run: the Dask scheduler at
-    ``campaign.dask_address``, or (null) threads of this process, one per actor."""
+    ``campaign.dask_address``, or (null) threads of this process, one per
+    actor (``publish.placement``: on GPUs, GPUs x actors per GPU)."""
     address = cfg.campaign.dask_address
     if address:
         from prefect_dask import DaskTaskRunner
 
         return DaskTaskRunner(address=address)
-    return ThreadPoolTaskRunner(max_workers=max(1, cfg.selfplay.actors))
+    from chesszero.publish.placement import actor_layout
+
+    return ThreadPoolTaskRunner(max_workers=max(1, actor_layout(cfg).actors))
 
 
 def _submit_actors(runner: TaskRunner, jobs: list[ActorJob], advance: Callable[[int], None]) -> None:

@@ -25,6 +25,7 @@ class Reporter:
         self.metrics: dict[str, Any] = {}
         self._gens = None
         self._pos = None
+        self.layout = ""  # publish.placement's description of the actors, found at the first self-play
 
     def __enter__(self) -> Reporter:
         self.progress.__enter__()
@@ -37,9 +38,14 @@ class Reporter:
         self.progress.__exit__(*exc)  # type: ignore[arg-type]
 
     def selfplay(self, generation: int, positions: int) -> None:
+        if not self.layout:  # after the campaign's start checks (dispatch.drive)
+            from chesszero.publish.placement import actor_layout
+
+            self.layout = actor_layout(self.campaign.cfg).describe()
         if self._pos is not None:
             self.progress.remove_task(self._pos)
-        self._pos = self.progress.add_task(f"gen {generation} self-play positions", total=max(positions, 1))
+        self._pos = self.progress.add_task(f"gen {generation} self-play positions ({self.layout})",
+                                           total=max(positions, 1))
 
     def advance_positions(self, n: int) -> None:
         if self._pos is not None:

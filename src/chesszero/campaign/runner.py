@@ -325,20 +325,32 @@ def evaluate(campaign: Campaign, *, generations: int | None = None, hours: float
     return run.metrics
 
 
-def overlap_player(campaign: Campaign) -> Callable[[threading.Event], list[ActorSummary]] | None:
-    """Actors that keep playing (for the next generation) while the trainer
-    runs: `campaign.overlap_fraction` of the actors, each in its own thread,
-    together producing at most the next generation's need."""
+def overlap_jobs(campaign: Campaign) -> list[ActorJob]:
+    """The jobs of the actors that keep playing (for the next generation)
+    while the trainer runs: the first `campaign.overlap_fraction` of the
+    actors (on GPUs spread round robin, ``publish.placement``), together
+    producing at most the next generation's need."""
+    from chesszero.publish.placement import actor_layout
+
     cfg = campaign.cfg
-    count = int(round(cfg.selfplay.actors * cfg.campaign.overlap_fraction))
+    layout = actor_layout(cfg)
+    count = int(round(layout.actors * cfg.campaign.overlap_fraction))
     if count <= 0:
-        return None
+        return []
     state = campaign.load_state()
     cap = math.ceil(positions_needed(cfg, 0.0) / count)
     threshold = current_resign_threshold(campaign)
-    jobs = [ActorJob(str(campaign.root), campaign.name, campaign.preset, actor=i, generation=state.generation + 1,
+    return [ActorJob(str(campaign.root), campaign.name, campaign.preset, actor=i, generation=state.generation + 1,
                      positions=cap, artifact=str(state.active_artifact), model_id=_model_id(state),
-                     resign_threshold=threshold, label="overlap") for i in range(count)]
+                     resign_threshold=threshold, label="overlap", device=layout.device(i)) for i in range(count)]
+
+
+def overlap_player(campaign: Campaign) -> Callable[[threading.Event], list[ActorSummary]] | None:
+    """:func:`overlap_jobs` played while the trainer runs, each in its own thread."""
+    jobs = overlap_jobs(campaign)
+    if not jobs:
+        return None
+    cfg = campaign.cfg
     slice_positions = max(8, cfg.selfplay.games_in_flight // 4)
 
     def play(stop: threading.Event) -> list[ActorSummary]:
@@ -364,4 +376,4 @@ def overlap_player(campaign: Campaign) -> Callable[[threading.Event], list[Actor
 
 
 __all__ = ["PhaseError", "bootstrap", "budget_left", "evaluate", "finish_selfplay", "materialize",
-           "is_last", "overlap_player", "plan", "publish", "resign", "train_quantum"]
+           "is_last", "overlap_jobs", "overlap_player", "plan", "publish", "resign", "train_quantum"]

@@ -39,6 +39,7 @@ class ActorJob:
     model_id: str
     resign_threshold: float | None
     label: str = "main"  # "main" or "overlap" (played while the trainer runs)
+    device: int = 0  # CUDA ordinal of the actor's inference backend (publish.placement; CPU backends ignore it)
 
 
 @dataclass
@@ -105,16 +106,19 @@ def shard_files(paths: CampaignPaths, generation: int) -> list[Path]:
 
 def plan_selfplay(campaign: Campaign, generation: int, *, positions_needed: int, artifact: str,
                   model_id: str, resign_threshold: float | None) -> list[ActorJob]:
-    """Splits what is still missing for this generation over the actors."""
+    """Splits what is still missing for this generation over the actors
+    (``publish.placement``: how many, and each one's GPU)."""
+    from chesszero.publish.placement import actor_layout
+
     done = sum(s.positions for s in shard_summaries(campaign.paths, generation))
     missing = max(0, positions_needed - done)
     if missing == 0:
         return []
-    actors = campaign.cfg.selfplay.actors
-    share = math.ceil(missing / actors)
+    layout = actor_layout(campaign.cfg)
+    share = math.ceil(missing / layout.actors)
     return [ActorJob(str(campaign.root), campaign.name, campaign.preset, actor=i, generation=generation,
                      positions=share, artifact=artifact, model_id=model_id,
-                     resign_threshold=resign_threshold) for i in range(actors)]
+                     resign_threshold=resign_threshold, device=layout.device(i)) for i in range(layout.actors)]
 
 
 def _load_pending(path: Path) -> list[Any]:
@@ -142,12 +146,11 @@ def _load_pending(path: Path) -> list[Any]:
 def run_actor_job(job: ActorJob, *, stop: threading.Event | None = None,
                   slice_positions: int | None = None, threads: int = 1) -> list[ActorSummary]:
     """Plays the job's positions with the active artifact in the recipe's
-    inference backend (on GPU ``actor_device(actor)``); one shard per call.
+    inference backend (on GPUs, device ``job.device``); one shard per call.
 
     With ``stop`` the job plays in slices and returns early once it is set
     (used by the actors that overlap the trainer).
     """
-    from chesszero.publish.backends import actor_device
     from chesszero.publish.loading import load_evaluator
     from chesszero.search.assist import with_material_assist
     from chesszero.selfplay.actor import SelfPlayActor
@@ -158,10 +161,10 @@ def run_actor_job(job: ActorJob, *, stop: threading.Event | None = None,
     actor_dir.mkdir(parents=True, exist_ok=True)
     seed = (cfg.campaign.seed * 1_000_003 + job.generation * 1009 + job.actor * 17
             + (7 if job.label == "overlap" else 0)) % 2**31
+    evaluator = load_evaluator(job.artifact, backend=cfg.inference.backend, threads=threads,
+                               device=job.device, plain_onnx=False)
     actor = SelfPlayActor(actor_settings(cfg, actor=job.actor, seed=seed,
                                          archive_path=actor_dir / "archive.sqlite"))
-    evaluator = load_evaluator(job.artifact, backend=cfg.inference.backend, threads=threads,
-                               device=actor_device(job.actor), plain_onnx=False)
     session = with_material_assist(evaluator,
                                    cfg.selfplay.material_assist.at(job.generation),
                                    scale=cfg.selfplay.material_scale)

@@ -134,7 +134,9 @@ class ResignConfig(_Section):
 
 
 class SelfplayConfig(_Section):
-    actors: PositiveInt = Field(description="Self-play actor processes.")
+    actors: PositiveInt = Field(
+        description="Self-play actors when inference runs on the CPU (on GPUs: inference.gpus x "
+        "inference.actors_per_gpu).")
     games_in_flight: PositiveInt = Field(description="Interleaved games per actor.")
     batch_size: PositiveInt = Field(description="Positions per inference batch.")
     temperature: LinearSchedule[NonNegFloat] = Field(description="Move-sampling temperature by ply.")
@@ -280,6 +282,17 @@ class InferenceConfig(_Section):
     backend: Backend = Field(
         description="Runtime of self-play, evaluation, the promotion matches and the fidelity "
         "gate: ort-cpu | torch | ort-gpu | tensorrt (checked at campaign start).")
+    gpus: int = Field(
+        ge=0, le=1024,
+        description="GPUs the self-play actors run on when the backend runs on GPUs (ort-gpu, "
+        "tensorrt; torch when CUDA is visible): the first this many visible devices, 0 = every "
+        "visible GPU. More than are visible is an error at campaign start. "
+        "chesszero.publish.placement.ActorLayout.")
+    actors_per_gpu: PositiveInt = Field(
+        le=64,
+        description="Self-play actors sharing each GPU, each with its own session, stream and "
+        "batches in flight (the paper: 4). On GPUs the campaign runs gpus x actors_per_gpu "
+        "actors in place of selfplay.actors; actor i runs on cuda:(i mod gpus).")
 
 
 class CampaignConfig(_Section):

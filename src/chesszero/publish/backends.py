@@ -18,8 +18,9 @@ the command line) that names the backend and says what is missing -- never
 a silent fallback to another runtime. :func:`make_runtime` builds the
 runtime; :func:`publication_scheme` is the integer grid a publication for
 that backend must use (TensorRT accepts only signed int8 activations).
-``device`` is a CUDA device ordinal, ignored by the CPU backends;
-:func:`actor_device` spreads self-play actors over the visible GPUs.
+``device`` is a CUDA device ordinal, ignored by the CPU backends; one at or
+beyond :func:`visible_gpus` is a :class:`BackendError` naming both numbers.
+Which device each self-play actor gets is ``publish.placement``'s rule.
 """
 
 from __future__ import annotations
@@ -31,12 +32,12 @@ from chesszero.publish.runtime import OrtRuntime, Runtime, TorchRuntime
 __all__ = [
     "Backend",
     "BackendError",
-    "actor_device",
     "backend_unavailable_reason",
     "check_backend",
     "make_runtime",
     "parse_backend",
     "publication_scheme",
+    "visible_gpus",
 ]
 
 
@@ -82,30 +83,38 @@ def check_backend(backend: str | Backend) -> Backend:
     return parsed
 
 
-def _cuda_count() -> int:
+def visible_gpus() -> int:
+    """CUDA devices torch sees here (``CUDA_VISIBLE_DEVICES`` applies); 0 without CUDA."""
     import torch
 
     return torch.cuda.device_count() if torch.cuda.is_available() else 0
 
 
-def actor_device(actor: int) -> int:
-    """CUDA device of self-play actor ``actor``: round robin over the visible GPUs
-    (so ``selfplay.actors / GPUs`` actors share each one); 0 without a GPU."""
-    count = _cuda_count()
-    return actor % count if count else 0
+def _check_device(backend: Backend, device: int) -> int:
+    """The GPU count, after refusing a ``device`` this machine does not have."""
+    count = visible_gpus()
+    if device < 0:
+        raise BackendError(f"inference backend {backend.value!r}: CUDA device {device} is not an ordinal")
+    if device >= max(count, 1):  # the torch backend on the CPU takes device 0 (its only device)
+        seen = f"{count} GPU(s) are visible (devices 0..{count - 1})" if count else "no GPU is visible"
+        raise BackendError(f"inference backend {backend.value!r}: CUDA device {device} requested but {seen}")
+    return count
 
 
 def make_runtime(backend: str | Backend, *, threads: int | None = 1, device: int = 0) -> Runtime:
     """A fresh runtime of ``backend`` (checked first: :class:`BackendError` when it cannot run).
 
     ``threads``: ONNX Runtime's intra-op threads on the CPU (the torch backend
-    leaves torch's process-wide thread count alone); ``device``: CUDA ordinal.
+    leaves torch's process-wide thread count alone); ``device``: CUDA ordinal
+    of the GPU backends (ignored by ``ort-cpu``; the torch backend on a
+    machine without CUDA accepts only 0, its CPU).
     """
     backend = check_backend(backend)
     if backend is Backend.ORT_CPU:
         return OrtRuntime(threads=threads)
+    count = _check_device(backend, device)
     if backend is Backend.TORCH:
-        return TorchRuntime(device=f"cuda:{device}" if _cuda_count() else "cpu")
+        return TorchRuntime(device=f"cuda:{device}" if count else "cpu")
     if backend is Backend.ORT_GPU:
         from chesszero.publish.ort_gpu import OrtGpuRuntime
 

@@ -5,7 +5,8 @@
 by the runtime of ``backend`` (``publish.backends``: ``ort-cpu``, the
 default, ``torch``, ``ort-gpu``, ``tensorrt``); an artifact for another
 encoding version is refused, and so is a backend this machine cannot run
-(``BackendError``, before the file is read). With ``plain_onnx=True`` (the
+or a CUDA ``device`` it does not have (``BackendError``, before the file is
+read: the runtime is built first). With ``plain_onnx=True`` (the
 default for files a user names) an ONNX file without chesszero metadata but
 with the right signature is accepted through ``search.OnnxEvaluator`` with
 a remark in ``warnings`` -- for ``ort-cpu`` only, since the other backends
@@ -31,6 +32,7 @@ def load_evaluator(path: str | Path, *, backend: str | Backend = Backend.ORT_CPU
     """The network in the ONNX file `path` run by `backend` (module docstring);
     `device` is the CUDA ordinal of the GPU backends; remarks go to `warnings`."""
     backend = check_backend(backend)
+    runtime = make_runtime(backend, threads=threads, device=device)
     path = Path(path)
     if not path.is_file():
         raise ValueError(f"model file not found: {str(path)!r}")
@@ -51,4 +53,4 @@ def load_evaluator(path: str | Path, *, backend: str | Backend = Backend.ORT_CPU
         if warnings is not None:
             warnings.append(f"{error}; loaded as a plain ONNX network")
         return evaluator
-    return make_runtime(backend, threads=threads, device=device).build(artifact)
+    return runtime.build(artifact)

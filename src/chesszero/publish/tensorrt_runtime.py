@@ -251,7 +251,14 @@ class TensorRtRuntime(Runtime):
                 for _ in range(count)]
 
     def build(self, artifact: Artifact | str | Path) -> TensorRtSession:
-        artifact = _as_artifact(artifact)
+        import torch
+
+        # TensorRT builds, deserialises and refits on the current CUDA device: make it ours
+        # (an actor placed on cuda:1 would otherwise get an engine on cuda:0).
+        with torch.cuda.device(self.device):
+            return self._build_on_device(_as_artifact(artifact))
+
+    def _build_on_device(self, artifact: Artifact) -> TensorRtSession:
         meta = artifact.metadata
         int8 = meta.precision is Precision.INT8
         if int8 and meta.quant_scheme != QuantScheme.TENSORRT.value:
