@@ -125,3 +125,19 @@ def test_default_recipe_is_the_retained_design_and_bad_settings_are_refused() ->
                 {"tail_visits_divisor": 0}, {"tail_visits_divisor": -3}):
         with pytest.raises(ValueError, match="tail_"):
             actor.set_limits(visits=8, ply_cap=10, **bad)
+
+
+def test_a_game_resumed_at_the_cap_without_a_preceding_search_gets_the_cap_search() -> None:
+    from chesszero.selfplay.logs import PendingGame
+
+    start = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
+    pending = PendingGame(game_id="r1", start_fen=start, prefix_moves=[], moves=["e2e4", "e7e5", "g1f3", "b8c6"],
+                          start_type="random", is_continuation=False)
+    report = SelfPlayActor(ActorSettings(games_in_flight=1, seed=1, restart_fraction=0.0)).play(
+        ScriptedEvaluator(_material, record=False), visits=8, ply_cap=4, model_id="m", generation=0, games=1,
+        resume=[pending], late_tail=LateTail(from_ply=3, visits_divisor=4, cap_from_preceding=True))
+    (r,) = report.records
+    assert r.game_id == "r1" and r.termination == "ply_cap"
+    (cap,) = r.plies
+    assert cap.is_cap_search and not cap.is_tail_search and cap.visits >= 8 and r.cap_value == cap.root_value
+    rec.records_to_frame([r])

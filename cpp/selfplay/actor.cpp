@@ -68,7 +68,9 @@ void Actor::begin_search(Slot& s) {
   const int ply = s.game.ply();
   s.cap_search = ply >= limits_.ply_cap;
   s.tail_search = !s.cap_search && limits_.tail_from_ply >= 0 && ply >= limits_.tail_from_ply;
-  const int visits = s.tail_search ? std::max(2, limits_.visits / limits_.tail_visits_divisor) : limits_.visits;
+  // validated limits have a divisor >= 1; the max keeps an unvalidated one from dividing by zero
+  const int cheap = std::max(2, limits_.visits / std::max(1, limits_.tail_visits_divisor));
+  const int visits = s.tail_search ? cheap : limits_.visits;
   s.tree.begin_search(visits, /*noise=*/true);
 }
 
