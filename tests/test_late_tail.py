@@ -141,3 +141,26 @@ def test_a_game_resumed_at_the_cap_without_a_preceding_search_gets_the_cap_searc
     (cap,) = r.plies
     assert cap.is_cap_search and not cap.is_tail_search and cap.visits >= 8 and r.cap_value == cap.root_value
     rec.records_to_frame([r])
+
+
+def test_a_campaign_started_before_the_setting_resumes_only_while_it_is_off(tmp_path) -> None:
+    import json
+    from pathlib import Path
+
+    from chesszero.campaign.context import Campaign
+
+    params = Path(__file__).resolve().parents[1] / "params.yaml"
+
+    def open_(**overrides: object) -> Campaign:
+        return Campaign.open(tmp_path, "c", preset="smoke", params=params, overrides=overrides)
+
+    campaign = open_()
+    campaign.paths.dir.mkdir(parents=True)
+    campaign.write_config()
+    data = json.loads(campaign.paths.config.read_text())
+    del data["recipe"]["selfplay"]["late_tail"]  # as written before selfplay.late_tail existed
+    campaign.paths.config.write_text(json.dumps(data))
+    open_()  # the retained design, as the campaign ran
+    for on in ({"selfplay.late_tail.from_ply": 30}, {"selfplay.late_tail.cut_target": "preceding"}):
+        with pytest.raises(ValueError, match="changed keys: selfplay.late_tail"):
+            open_(**on)

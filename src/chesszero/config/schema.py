@@ -163,6 +163,11 @@ class LateTailConfig(_Section):
     def _constant(cls, value: Any) -> Any:
         return [[0, value]] if value is None or isinstance(value, int) else value
 
+    @property
+    def is_off(self) -> bool:
+        """True when the setting changes nothing: the retained design throughout."""
+        return all(v is None for v in self.from_ply.values) and self.cut_target is CutTarget.DEDICATED
+
 
 class SelfplayConfig(_Section):
     actors: PositiveInt = Field(description="Self-play actor processes.")
