@@ -9,16 +9,16 @@ import pytest
 from chesszero.campaign import metrics as M
 from chesszero.campaign.selfplay_stage import ActorSummary, cap_metrics
 from chesszero.selfplay.cap_diagnostics import CapDiagnostics, cap_diagnostics
-from chesszero.selfplay.records import GameRecord, SearchedPly
+from chesszero.selfplay.records import GameRecord, SearchedPly, records_to_frame
 
 START = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
 MOVES = ["e2e4", "e7e5", "g1f3", "b8c6", "f1b5", "a7a6", "b5a4", "g8f6"]
 
 
-def _ply(ply: int, *, cap: bool = False) -> SearchedPly:
+def _ply(ply: int, *, cap: bool = False, tail: bool = False, root: float = 0.0) -> SearchedPly:
     return SearchedPly(ply=ply, policy_ids=[0], policy_counts=[1.0], policy_prior=[1.0], policy_discarded=0.0,
-                       root_value=0.0, raw_value=0.0, policy_surprise=0.0, best_q=0.0, visits=1.0,
-                       is_cap_search=cap)
+                       root_value=root, raw_value=0.0, policy_surprise=0.0, best_q=0.0, visits=1.0,
+                       is_cap_search=cap, is_tail_search=tail)
 
 
 def _record(prefix: int, moves: int, searched: list[int], *, termination: str = "checkmate",
@@ -50,6 +50,22 @@ def test_counts_match_hand_computed_values() -> None:
     assert d.capped_share == pytest.approx(1 / 4)
     assert d.cut_target_share == pytest.approx(5 / 18)
     assert d.ineligible_share == pytest.approx(7 / 24)
+
+
+def test_late_tail_searches_are_ineligible_plies_and_not_rows() -> None:
+    """The paper's earlier design (selfplay.late_tail): from game ply 4 on searches are cheap and untrained,
+    and the capped game's cap value is the last (tail) search's root value, sign reversed."""
+    # 1 prefix ply, 6 moves all searched; game plies 4, 5, 6 (moves 3, 4, 5) are tail searches
+    plies = [_ply(p, tail=1 + p >= 4, root=0.25) for p in range(6)]
+    capped = GameRecord(game_id="t", model_id="m", generation=0, start_type="random", start_fen=START,
+                        prefix_moves=MOVES[:1], moves=MOVES[1:7], plies=plies, result="1/2-1/2",
+                        termination="ply_cap", cap_value=-0.25)
+    records_to_frame([capped])  # the schema admits it: no cap search, cap value = -(preceding root value)
+    # 7 plies played: 1 prefix + 3 tail moves ineligible; 3 admitted rows, all on a cut target
+    assert cap_diagnostics([capped]) == CapDiagnostics(games=1, capped_games=1, rows=3, cut_rows=3, plies=7,
+                                                       ineligible_plies=4)
+    d = cap_diagnostics([*RECORDS, capped])
+    assert (d.capped_share, d.cut_target_share, d.ineligible_share) == pytest.approx((2 / 5, 8 / 21, 11 / 31))
 
 
 def test_counts_add_over_shards_and_empty_is_undefined() -> None:

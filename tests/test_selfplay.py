@@ -100,6 +100,7 @@ def test_selfplay_records_pass_the_schema(tmp_path) -> None:
         searched = [p for p in r.plies if not p.is_cap_search]
         assert [p.ply for p in searched] == list(range(len(searched)))
         assert all(p.visits >= 8 for p in r.plies)
+        assert not any(p.is_tail_search for p in r.plies)  # the late tail is off by default
     assert len(report.unfinished) + report.games >= 8
 
 

@@ -73,6 +73,7 @@ void bind_selfplay(py::module_& m) {
       .def_property_readonly("best_q", [](const GameLog& g) { return to_numpy(g.best_q); })
       .def_property_readonly("visits", [](const GameLog& g) { return to_numpy(g.visits); })
       .def_property_readonly("is_cap", [](const GameLog& g) { return to_numpy(g.is_cap); })
+      .def_property_readonly("is_tail", [](const GameLog& g) { return to_numpy(g.is_tail); })
       .def_property_readonly("ending", [](const GameLog& g) { return int(g.ending); })
       .def_property_readonly("result", [](const GameLog& g) { return int(g.result); })
       .def_readonly("resigned_by", &GameLog::resigned_by)
@@ -104,15 +105,24 @@ void bind_selfplay(py::module_& m) {
       .def_property("accepting", [](PyActor& p) { return locked(p, [&] { return p.a.accepting(); }); },
                     [](PyActor& p, bool v) { locked(p, [&] { p.a.set_accepting(v); }); })
       .def("set_limits",
-           [](PyActor& p, int visits, int ply_cap, std::optional<float> resign_threshold) {
+           [](PyActor& p, int visits, int ply_cap, std::optional<float> resign_threshold,
+              std::optional<int> tail_from_ply, int tail_visits_divisor, bool cap_from_preceding) {
              PlayLimits l;
              l.visits = visits;
              l.ply_cap = ply_cap;
              l.resign_threshold = resign_threshold ? *resign_threshold : NAN;
+             if (tail_from_ply && *tail_from_ply < 1)  // None is off; -1 is not a ply here
+               throw py::value_error("set_limits: tail_from_ply must be None (off) or in 1..10000, got " +
+                                     std::to_string(*tail_from_ply));
+             l.tail_from_ply = tail_from_ply ? *tail_from_ply : -1;
+             l.tail_visits_divisor = tail_visits_divisor;
+             l.cap_from_preceding = cap_from_preceding;
              require(l.validate(), "set_limits");
              locked(p, [&] { p.a.set_limits(l); });
            },
-           py::arg("visits"), py::arg("ply_cap"), py::arg("resign_threshold") = py::none())
+           py::arg("visits"), py::arg("ply_cap"), py::arg("resign_threshold") = py::none(),
+           py::arg("tail_from_ply") = py::none(), py::arg("tail_visits_divisor") = 1,
+           py::arg("cap_from_preceding") = false)
       .def("queue_resume",
            [](PyActor& p, const Game& game, int prefix_len, const std::string& id, bool restart, bool continuation) {
              if (id.empty()) throw py::value_error("queue_resume: a resumed game needs its id");

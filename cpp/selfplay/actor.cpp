@@ -65,8 +65,13 @@ std::string Actor::submit(const float* logits, const float* wdl) {
 }
 
 void Actor::begin_search(Slot& s) {
-  s.cap_search = s.game.ply() >= limits_.ply_cap;
-  s.tree.begin_search(limits_.visits, /*noise=*/true);
+  const int ply = s.game.ply();
+  s.cap_search = ply >= limits_.ply_cap;
+  s.tail_search = !s.cap_search && limits_.tail_from_ply >= 0 && ply >= limits_.tail_from_ply;
+  // validated limits have a divisor >= 1; the max keeps an unvalidated one from dividing by zero
+  const int cheap = std::max(2, limits_.visits / std::max(1, limits_.tail_visits_divisor));
+  const int visits = s.tail_search ? cheap : limits_.visits;
+  s.tree.begin_search(visits, /*noise=*/true);
 }
 
 void Actor::record_search(Slot& s, const RootSummary& sum) {
@@ -99,6 +104,7 @@ void Actor::record_search(Slot& s, const RootSummary& sum) {
   g.best_q.push_back(std::clamp(sum.best_q, -1.0f, 1.0f));
   g.visits.push_back(sum.visits);
   g.is_cap.push_back(s.cap_search);
+  g.is_tail.push_back(s.tail_search);
   ++g.searches;
   ++counters_.searches;
 }
@@ -125,6 +131,11 @@ void Actor::finish_search(Slot& s) {
   const GameStatus st = s.game.status();
   if (st.is_over()) {
     end_game(s, st.termination, st.result);
+    return;
+  }
+  if (limits_.cap_from_preceding && s.game.ply() >= limits_.ply_cap) {
+    s.log.cap_value = -std::clamp(sum.value, -1.0f, 1.0f);  // the cut's side to move
+    end_game(s, Termination::PLY_CAP, GameResult::DRAW);
     return;
   }
   begin_search(s);

@@ -15,6 +15,8 @@
 // chosen subtree is kept. A non-continuation game resigns when root value
 // and best child Q are both <= the threshold. A game reaching the ply cap gets
 // one more full search at the cut position whose root value is the cap value.
+// PlayLimits can restore the paper's earlier design (6.1): cheap tail searches
+// from a game ply on, and the cap value from the preceding search.
 #pragma once
 
 #include <chrono>
@@ -102,6 +104,7 @@ class Actor {
     GameLog log;
     int prefix_len = 0;
     bool cap_search = false;
+    bool tail_search = false;
     std::chrono::steady_clock::time_point started;
   };
 

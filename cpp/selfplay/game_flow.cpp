@@ -26,6 +26,10 @@ std::string PlayLimits::validate() const {
   if (ply_cap < 1 || ply_cap > 10000) return "ply_cap must be in 1..10000, got " + std::to_string(ply_cap);
   if (!std::isnan(resign_threshold) && !(resign_threshold >= -1 && resign_threshold <= 1))
     return "resign_threshold must be in [-1, 1] or NaN (off)";
+  if (tail_from_ply != -1 && (tail_from_ply < 1 || tail_from_ply > 10000))
+    return "tail_from_ply must be -1 (off) or in 1..10000, got " + std::to_string(tail_from_ply);
+  if (tail_visits_divisor < 1 || tail_visits_divisor > 1000000)
+    return "tail_visits_divisor must be in 1..1000000, got " + std::to_string(tail_visits_divisor);
   return {};
 }
 

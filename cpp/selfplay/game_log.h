@@ -34,6 +34,7 @@ struct GameLog {
   std::vector<float> best_q;
   std::vector<float> visits;
   std::vector<uint8_t> is_cap;
+  std::vector<uint8_t> is_tail;     // cheap late-tail search (PlayLimits::tail_from_ply)
 
   Termination ending = Termination::NONE;  // NONE: unfinished (handed back by drain)
   GameResult result = GameResult::ONGOING;

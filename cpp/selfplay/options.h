@@ -44,6 +44,17 @@ struct PlayLimits {
   int ply_cap = 150;
   // Resign when root value and best child Q are both <= this; NaN disables.
   float resign_threshold = NAN;
+  // The paper's earlier (affected) late-tail design (6.1), off by default.
+  // From this game ply on (prefix included; -1: off) searches are cheap,
+  // max(2, visits / tail_visits_divisor) visits, and recorded as tail
+  // searches (is_tail: no training row). The cap search stays a full search.
+  int tail_from_ply = -1;
+  int tail_visits_divisor = 1;
+  // A game reaching the ply cap gets no cap search: its cap value is the
+  // preceding recorded search's root value, sign reversed (the paper's
+  // affected run). A game that reaches the cap without a recorded search in
+  // this call (resumed at or past the cap) still gets the cap search.
+  bool cap_from_preceding = false;
 
   std::string validate() const;
 };

@@ -178,6 +178,9 @@ class Campaign:
             return
         started = json.loads(self.paths.config.read_text())["recipe"]
         now = self.cfg.model_dump(mode="json")
+        if "late_tail" not in started.get("selfplay", {}) and self.cfg.selfplay.late_tail.is_off:
+            # started before the setting existed, i.e. with the retained design it leaves as it is
+            started["selfplay"]["late_tail"] = now["selfplay"]["late_tail"]
         changed = sorted(k for k in _diff(started, now) if k.split(".")[0] not in RUNTIME_SECTIONS)
         if changed:
             raise ValueError(f"campaign {self.name!r} was started with a different recipe; changed keys: "

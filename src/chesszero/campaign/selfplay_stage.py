@@ -90,6 +90,17 @@ def actor_settings(cfg: Config, *, actor: int, seed: int, archive_path: Path) ->
     )
 
 
+def late_tail(cfg: Config, generation: int) -> Any:
+    """The recipe's late-tail setting (the paper's earlier design, 6.1) at a
+    generation, as the actor's ``LateTail`` (off by default)."""
+    from chesszero.config.schema import CutTarget
+    from chesszero.selfplay.actor import LateTail
+
+    lt = cfg.selfplay.late_tail
+    return LateTail(from_ply=lt.from_ply.at(generation), visits_divisor=lt.visits_divisor,
+                    cap_from_preceding=lt.cut_target is CutTarget.PRECEDING)
+
+
 def shard_summaries(paths: CampaignPaths, generation: int) -> list[ActorSummary]:
     """Summaries of the shards already written for a generation."""
     out = []
@@ -182,7 +193,8 @@ def run_actor_job(job: ActorJob, *, stop: threading.Event | None = None,
             shard = out_dir / f"{job.label}_a{job.actor}_{uuid.uuid4().hex[:10]}.parquet"
             report = actor.play(session, visits=visits, ply_cap=ply_cap, model_id=job.model_id,
                                 generation=job.generation, resign_threshold=job.resign_threshold,
-                                positions=quota, shard_path=shard, resume=resume)
+                                positions=quota, shard_path=shard, resume=resume,
+                                late_tail=late_tail(cfg, job.generation))
             resume = []
             summary = ActorSummary(
                 shard=str(report.path) if report.path else None, actor=job.actor, games=report.games,

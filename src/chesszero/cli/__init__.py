@@ -120,7 +120,7 @@ def _selfplay(args: argparse.Namespace) -> int:
 
     from rich.console import Console
 
-    from chesszero.campaign.selfplay_stage import actor_settings
+    from chesszero.campaign.selfplay_stage import actor_settings, late_tail
     from chesszero.selfplay import SelfPlayActor
     from chesszero.uci.model import source_from_path, uniform_source
 
@@ -137,6 +137,7 @@ def _selfplay(args: argparse.Namespace) -> int:
             report = actor.play(evaluator, visits=visits, ply_cap=cfg.selfplay.ply_cap.at(args.generation),
                                 model_id=source.label, generation=args.generation, games=args.games,
                                 resign_threshold=args.resign_threshold,
+                                late_tail=late_tail(cfg, args.generation),
                                 shard_path=args.out / f"selfplay_{args.seed:04d}_g{args.games}.parquet")
     finally:
         actor.close()

@@ -12,7 +12,7 @@ gathered in :class:`Config`.
 from __future__ import annotations
 
 from enum import Enum
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -31,6 +31,8 @@ __all__ = [
     "LossWeights",
     "ModelConfig",
     "CandidateStart",
+    "CutTarget",
+    "LateTailConfig",
     "ProgressiveConfig",
     "PublishConfig",
     "Reflection",
@@ -133,6 +135,40 @@ class ResignConfig(_Section):
         return self
 
 
+class CutTarget(str, Enum):
+    """Where a game cut at the ply cap takes its outcome target (paper 4.2.6, 6.1)."""
+
+    DEDICATED = "dedicated"
+    """A dedicated full search at the cut position (the retained worker)."""
+    PRECEDING = "preceding"
+    """The preceding recorded search's root value, sign reversed (the paper's affected run)."""
+
+
+class LateTailConfig(_Section):
+    """The paper's earlier (affected) self-play design, 6.1; off by default.
+
+    From ``from_ply`` on (game ply, prefix included) searches use
+    ``visit_cap // visits_divisor`` visits (at least 2) and give no training
+    row; they count as ineligible plies. ``cut_target`` picks the cap value.
+    """
+
+    from_ply: StepSchedule[Annotated[int, Field(ge=1, le=10000)] | None] = Field(
+        description="First cheap, untrained tail ply by generation (null: off); a bare int or null "
+        "holds for every generation.")
+    visits_divisor: int = Field(ge=1, le=1_000_000, description="Tail searches use visit_cap // this.")
+    cut_target: CutTarget = Field(description="dedicated (retained) | preceding (the paper's affected run).")
+
+    @field_validator("from_ply", mode="before")
+    @classmethod
+    def _constant(cls, value: Any) -> Any:
+        return [[0, value]] if value is None or isinstance(value, int) else value
+
+    @property
+    def is_off(self) -> bool:
+        """True when the setting changes nothing: the retained design throughout."""
+        return all(v is None for v in self.from_ply.values) and self.cut_target is CutTarget.DEDICATED
+
+
 class SelfplayConfig(_Section):
     actors: PositiveInt = Field(
         description="Self-play actors when inference runs on the CPU (on GPUs: inference.gpus x "
@@ -152,11 +188,16 @@ class SelfplayConfig(_Section):
     continuation_fraction: Fraction = Field(description="Share of games that never resign.")
     restart: RestartConfig
     resign: ResignConfig
+    late_tail: LateTailConfig
 
     @model_validator(mode="after")
     def _ordered(self) -> SelfplayConfig:
         if self.random_opening_min_plies > self.random_opening_max_plies:
             raise ValueError("random_opening_min_plies must be <= random_opening_max_plies")
+        tail = [v for v in self.late_tail.from_ply.values if v is not None]
+        if tail and min(tail) <= self.random_opening_max_plies:
+            raise ValueError(f"late_tail.from_ply ({min(tail)}) must exceed random_opening_max_plies "
+                             f"({self.random_opening_max_plies}): every random opening needs a trained search")
         return self
 
 

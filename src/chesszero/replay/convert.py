@@ -9,9 +9,12 @@ pruned visit policy renormalised over its kept actions, the outcome target
 of each position's side to move) blurred by ``0.998 ** plies_remaining`` and
 blended with the row's root value by ``beta``, the next searched policy when
 the very next ply was searched, and ``plies_remaining / 400`` except for capped
-games. Rows carry the record's ``generation`` and, as their timestamp, the
-shard file's modification time (records hold no completion time; shards are
-written atomically when their games finish).
+games. A late-tail search (``is_tail_search``, the paper's earlier design
+behind ``selfplay.late_tail``) gives no row: its position is still replayed
+and checked, and its policy is still the next-policy label of the row before
+it, but it is never admitted. Rows carry the record's ``generation`` and, as
+their timestamp, the shard file's modification time (records hold no
+completion time; shards are written atomically when their games finish).
 
 ``convert_shard`` is the per-shard entry point (validated rows, nothing
 appended) for exactly-once ingest; ``shard_rows`` also returns the game count.
@@ -173,6 +176,9 @@ def game_rows(rec: dict[str, Any], options: TargetOptions, timestamp: float) -> 
         raise GameError(f"game {gid}: ply {int(absolute.max())} exceeds the int16 row field")
     rows["ply"] = absolute
     rows["timestamp"] = timestamp
+    tail = rec.get("is_tail_search")  # absent in a dict built before the column existed
+    if tail is not None and any(tail):
+        rows = rows[~np.asarray(tail, dtype=bool)]
     return rows
 
 

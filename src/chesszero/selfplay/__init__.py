@@ -7,7 +7,13 @@
 - ``resign``: the resignation threshold calibrator.
 """
 
-from chesszero.selfplay.actor import ActorSettings, SelfPlayActor, ShardReport, resign_probes
+from chesszero.selfplay.actor import (
+    ActorSettings,
+    LateTail,
+    SelfPlayActor,
+    ShardReport,
+    resign_probes,
+)
 from chesszero.selfplay.archive import ArchiveSettings, RestartArchive
 from chesszero.selfplay.logs import PendingGame
 from chesszero.selfplay.records import GameRecord, SearchedPly, read_shard, write_shard
@@ -16,6 +22,7 @@ __all__ = [
     "ActorSettings",
     "ArchiveSettings",
     "GameRecord",
+    "LateTail",
     "PendingGame",
     "RestartArchive",
     "SearchedPly",

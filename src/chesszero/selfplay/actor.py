@@ -20,6 +20,12 @@ or recorded (searched) positions is met, then:
   conversion count (leads of 5+ pawns, and how many were won) and the
   late-game target counts (``cap_diagnostics``: capped games, rows on a cut
   target, plies without a training row; paper 6.1).
+
+``late_tail=LateTail(...)`` restores the paper's earlier (affected) design
+for the call (6.1; off by default): cheap searches from a game ply on,
+recorded as tail searches that give no replay row, and optionally the cap
+value taken from the preceding search instead of a dedicated cap search.
+The ``positions`` quota counts replay rows, so tail searches do not count.
 """
 
 from __future__ import annotations
@@ -100,13 +106,29 @@ class ActorSettings:
 
 
 @dataclass(frozen=True)
+class LateTail:
+    """The paper's earlier self-play design (6.1) for one ``play`` call; the
+    default is off (the retained design)."""
+
+    from_ply: int | None = None  # game ply (prefix included) of the first cheap tail search; None: off
+    visits_divisor: int = 1  # tail searches use max(2, visits // visits_divisor) visits
+    cap_from_preceding: bool = False  # cap value = -(preceding search's root value), no cap search
+
+    def __post_init__(self) -> None:
+        if self.from_ply is not None and not 1 <= self.from_ply <= 10000:
+            raise ValueError(f"LateTail.from_ply must be None (off) or in 1..10000, got {self.from_ply}")
+        if not 1 <= self.visits_divisor <= 1_000_000:
+            raise ValueError(f"LateTail.visits_divisor must be in 1..1000000, got {self.visits_divisor}")
+
+
+@dataclass(frozen=True)
 class ShardReport:
     """One ``play`` call: its shard, hand-backs and diagnostics."""
 
     path: Path | None
     records: list[GameRecord]
     unfinished: list[PendingGame]
-    positions: int  # searched positions in the finished games (replay rows)
+    positions: int  # replay rows of the finished games (searched positions, tail searches excluded)
     terminations: dict[str, int]
     non_decisive_rate: float  # share of finished games without a decisive result
     seconds: float
@@ -172,6 +194,7 @@ class SelfPlayActor:
         shard_path: str | Path | None = None,
         calibrator: Any = None,
         resume: Sequence[PendingGame] = (),
+        late_tail: LateTail | None = None,
     ) -> ShardReport:
         """Plays until ``games`` finished games or ``positions`` recorded positions."""
         if games is None and positions is None:
@@ -179,7 +202,10 @@ class SelfPlayActor:
         if (games is not None and games < 1) or (positions is not None and positions < 1):
             raise ValueError(f"quotas must be >= 1, got games={games}, positions={positions}")
         actor = self._native
-        actor.set_limits(visits, ply_cap, resign_threshold)
+        tail = late_tail or LateTail()
+        actor.set_limits(visits, ply_cap, resign_threshold, tail_from_ply=tail.from_ply,
+                         tail_visits_divisor=tail.visits_divisor,
+                         cap_from_preceding=tail.cap_from_preceding)
         earlier: dict[str, PendingGame] = {}
         for p in [*self.pending, *resume]:
             actor.queue_resume(
@@ -202,7 +228,7 @@ class SelfPlayActor:
                     log, model_id=model_id, generation=generation, earlier=earlier.pop(log.id, None)
                 )
                 records.append(record)
-                counted[0] += len(record.plies)
+                counted[0] += record.admitted_rows
                 self.archive.add_game(record, generation)
                 if (
                     calibrator is not None
@@ -265,4 +291,4 @@ class SelfPlayActor:
         self.archive.close()
 
 
-__all__ = ["ActorSettings", "SelfPlayActor", "ShardReport", "resign_probes"]
+__all__ = ["ActorSettings", "LateTail", "SelfPlayActor", "ShardReport", "resign_probes"]

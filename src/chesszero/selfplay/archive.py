@@ -1,7 +1,8 @@
 """Restart archive (SPEC 6): positions of finished self-play games with an
 unresolved choice, from which new games play an untried alternative.
 
-Eligible searched positions (cap searches never are):
+Eligible searched positions (cap searches and late-tail searches never are: a
+restart there would give no training row):
 
 - at least ``min_plies_left`` (15) plies left in the source game,
 - ``|root value| <= max_abs_value`` (0.8),
@@ -152,7 +153,7 @@ class RestartArchive:
         added = 0
         played = 0
         for p in record.plies:
-            if p.is_cap_search or len(record.moves) - p.ply < s.min_plies_left:
+            if p.is_cap_search or p.is_tail_search or len(record.moves) - p.ply < s.min_plies_left:
                 continue
             if abs(p.root_value) > s.max_abs_value:
                 continue

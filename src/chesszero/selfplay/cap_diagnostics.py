@@ -5,12 +5,14 @@ records alone so every campaign can log them per generation:
 
 - **capped share**: games stopped at the ply cap over finished games;
 - **cut-target share**: admitted replay rows (searched positions, the cap
-  search included) that belong to a capped game, and so inherit the cut
-  position's value as their outcome target (SPEC 5), over all admitted rows;
+  search included, late-tail searches excluded) that belong to a capped game,
+  and so inherit the cut position's value as their outcome target (SPEC 5),
+  over all admitted rows;
 - **ineligible share**: plies played in the game that give no training row
   (the random opening plies, the untried alternative that starts a restart
-  game, and any move played without a recorded search), over all plies
-  played. A restart game's history before its alternative was played (and
+  game, any move played without a recorded search, and under the earlier
+  late-tail design, ``selfplay.late_tail``, every move chosen by a cheap tail
+  search), over all plies played. A restart game's history before its alternative was played (and
   searched) in its source game, so it counts in neither.
 
 The paper's affected interval: 27-32% capped, 36-38% of rows on a cut target,
@@ -34,7 +36,7 @@ class CapDiagnostics:
 
     games: int = 0
     capped_games: int = 0
-    rows: int = 0  # admitted rows: searched positions
+    rows: int = 0  # admitted rows: searched positions but late-tail ones
     cut_rows: int = 0  # of those, rows of capped games
     plies: int = 0  # plies played in the game (a restart's history excluded)
     ineligible_plies: int = 0  # plies played without a training row
@@ -65,10 +67,10 @@ class CapDiagnostics:
 
 def _one(record: GameRecord) -> CapDiagnostics:
     capped = record.termination == "ply_cap"
-    rows = len(record.plies)
+    rows = record.admitted_rows
     prefix = len(record.prefix_moves) if record.start_type == "random" else min(1, len(record.prefix_moves))
     played = prefix + len(record.moves)
-    searched_moves = sum(1 for p in record.plies if p.ply < len(record.moves))
+    searched_moves = sum(1 for p in record.plies if p.ply < len(record.moves) and not p.is_tail_search)
     return CapDiagnostics(games=1, capped_games=int(capped), rows=rows, cut_rows=rows if capped else 0,
                           plies=played, ineligible_plies=played - searched_moves)
 

@@ -66,9 +66,10 @@ def log_plies(log: _core.GameLog) -> list[SearchedPly]:
         log.best_q.tolist(),
         log.visits.tolist(),
         log.is_cap.tolist(),
+        log.is_tail.tolist(),
     )
     out = []
-    for i, (ply, disc, root, raw, surprise, best_q, visits, cap) in enumerate(
+    for i, (ply, disc, root, raw, surprise, best_q, visits, cap, tail) in enumerate(
         zip(*columns, strict=True)
     ):
         a, b = offsets[i], offsets[i + 1]
@@ -85,6 +86,7 @@ def log_plies(log: _core.GameLog) -> list[SearchedPly]:
                 best_q=best_q,
                 visits=visits,
                 is_cap_search=bool(cap),
+                is_tail_search=bool(tail),
             )
         )
     return out

@@ -13,6 +13,12 @@ exactly from ``start_fen`` + ``prefix_moves`` + ``moves``:
   ply cap carries one more searched entry, ``is_cap_search = True``, with
   ``ply == len(moves)``: the dedicated search at the cut position, whose root
   value is also stored as ``cap_value``.
+- With the paper's earlier late-tail design (``selfplay.late_tail``, 6.1),
+  ``is_tail_search[i]`` marks the cheap searches from its ply on: recorded,
+  never admitted as replay rows. With its ``preceding`` cut target a capped
+  game has no cap search; its last entry is the search before the cut
+  (``ply == len(moves) - 1``) and ``cap_value`` is that root value, sign
+  reversed. Shards written before the column read it as all false.
 - Values (``root_value``, ``raw_value``, ``best_q``, ``cap_value``) are scalars
   ``W - L`` in [-1, 1] from the side to move at that position.
 - A resigned game's last searched entry is the position where the side to
@@ -83,6 +89,7 @@ class SearchedPly:
     best_q: float  # backed-up value of the most visited child
     visits: float  # root visits when the search stopped (retained ones included, may be fractional)
     is_cap_search: bool = False  # the dedicated search at a ply-cap cut position
+    is_tail_search: bool = False  # a cheap late-tail search (selfplay.late_tail): no replay row
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +120,11 @@ class GameRecord:
     def is_decisive(self) -> bool:
         return self.result != "1/2-1/2"
 
+    @property
+    def admitted_rows(self) -> int:
+        """Searched positions that become replay rows (late-tail searches do not)."""
+        return sum(not p.is_tail_search for p in self.plies)
+
 
 _PLY_COLUMNS: dict[str, pl.DataType] = {
     "ply": pl.List(pl.Int32),
@@ -126,6 +138,7 @@ _PLY_COLUMNS: dict[str, pl.DataType] = {
     "best_q": pl.List(pl.Float32),
     "visits": pl.List(pl.Float32),
     "is_cap_search": pl.List(pl.Boolean),
+    "is_tail_search": pl.List(pl.Boolean),
 }
 
 _GAME_COLUMNS: dict[str, pl.DataType] = {
@@ -204,17 +217,27 @@ def _row_rules() -> list[tuple[str, pl.Expr]]:
         pl.col("ply").list.max().fill_null(0) <= pl.col("moves").list.len()
     )
     n_cap = pl.col("is_cap_search").list.sum()
+    cap_search = (
+        (n_cap == 1)
+        & pl.col("is_cap_search").list.last()
+        & (pl.col("ply").list.last() == pl.col("moves").list.len())
+    )
+    preceding = (  # late_tail.cut_target "preceding": the search before the cut, sign reversed
+        (n_cap == 0)
+        & (pl.col("ply").list.last() == pl.col("moves").list.len() - 1)
+        & ((pl.col("cap_value") + pl.col("root_value").list.last()).abs() <= 1e-6)
+    )
     cap_rule = (
         pl.when(term == "ply_cap")
         .then(
-            (n_cap == 1)
-            & pl.col("is_cap_search").list.last()
-            & (pl.col("ply").list.last() == pl.col("moves").list.len())
+            (cap_search | preceding)
             & pl.col("cap_value").is_not_null()
             & (pl.col("result") == "1/2-1/2")
         )
         .otherwise((n_cap == 0) & pl.col("cap_value").is_null())
     )
+    # the cap search (always the last entry, cap_rule) is a full search, never a tail one
+    tail_not_cap = (n_cap == 0) | ~pl.col("is_tail_search").list.last().fill_null(False)
     decisive = term.is_in(list(DECISIVE_TERMINATIONS))
     result_rule = (
         pl.when(decisive)
@@ -259,7 +282,8 @@ def _row_rules() -> list[tuple[str, pl.Expr]]:
             "ply strictly increasing",
             pl.col("ply").list.eval(pl.element().diff().drop_nulls() > 0).list.all(),
         ),
-        ("ply cap rows: one final cap search and cap_value", cap_rule),
+        ("ply cap rows: a final cap search (or the preceding search) and cap_value", cap_rule),
+        ("a cap search is not a tail search", tail_not_cap),
         ("result matches termination", result_rule),
         ("resignation fields", resign_rule),
         (
@@ -327,6 +351,7 @@ def records_to_frame(records: Sequence[GameRecord]) -> pl.DataFrame:
             data[name].append([_finite(getattr(p, name)) for p in r.plies])
         data["visits"].append([p.visits for p in r.plies])
         data["is_cap_search"].append([p.is_cap_search for p in r.plies])
+        data["is_tail_search"].append([p.is_tail_search for p in r.plies])
         for name in _OUTCOME_COLUMNS:
             value = getattr(r, name)
             data[name].append(_finite(value) if isinstance(value, float) else value)
@@ -352,6 +377,7 @@ def frame_to_records(frame: pl.DataFrame) -> list[GameRecord]:
                 best_q=row["best_q"][i],
                 visits=row["visits"][i],
                 is_cap_search=row["is_cap_search"][i],
+                is_tail_search=row["is_tail_search"][i],
             )
             for i in range(len(row["ply"]))
         ]
@@ -373,8 +399,13 @@ def write_shard(records: Sequence[GameRecord] | pl.DataFrame, path: str | Path) 
 
 
 def read_shard(path: str | Path) -> pl.DataFrame:
-    """Reads a Parquet shard and validates it against the schema."""
-    return validate(pl.read_parquet(path))
+    """Reads a Parquet shard and validates it against the schema (a shard
+    written before ``is_tail_search`` existed reads it as all false)."""
+    frame = pl.read_parquet(path)
+    if "is_tail_search" not in frame.columns and "is_cap_search" in frame.columns:
+        no_tail = pl.col("is_cap_search").list.eval(pl.element() & False)
+        frame = frame.with_columns(no_tail.alias("is_tail_search"))
+    return validate(frame)
 
 
 def read_records(path: str | Path) -> list[GameRecord]:

@@ -1,11 +1,15 @@
 """Study 1: late-game target poisoning (paper 6.1).
 
-1. A short campaign of the retained recipe from random weights (the ``cpu``
-   preset; the quick scale uses ``smoke``) records, per generation, the
-   diagnostics every campaign now logs (``selfplay.cap_diagnostics``):
-   capped share, share of admitted rows on a cut target, share of plies
-   without a training row, beside self-play conversion.
-2. With the campaign's final active artifact and its self-play setup (search
+1. Two short campaigns from random weights (the ``cpu`` preset; the quick
+   scale uses ``smoke``), the retained recipe and the old policy
+   (``studies.late_policy``: the recipe's ``selfplay.late_tail`` with the late
+   tail cheap and untrained and the cut target from the preceding search),
+   record per generation the diagnostics every campaign now logs
+   (``selfplay.cap_diagnostics``): capped share, share of admitted rows on a
+   cut target, share of plies without a training row, beside self-play
+   conversion and the non-decisive rate. The report compares the two
+   policies (last generation and mean over the run).
+2. With the retained campaign's final active artifact and its self-play setup (search
    options, material assist at that generation), one actor plays games at
    the recipe's ply cap. Every game cut at the cap gives a cut position;
    each estimator values it:
@@ -23,10 +27,6 @@
    Brier error and cross-entropy of ``wdl(v)`` against it
    (``studies.cut_targets``), beside the paper's 0.444/0.756 (cut search)
    and 0.491/0.851 (material).
-
-Not done here: the old policy itself (late tail excluded from training,
-cheap late search) as a campaign arm; the recipe has no such setting, so
-the conversion and capped-share comparison of the two policies is absent.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from chesszero.campaign import metrics as M
-from chesszero.studies.campaigns import Arm, run_arms
+from chesszero.studies.campaigns import run_arms
 from chesszero.studies.context import StudyContext, StudyRun
 from chesszero.studies.report import StudyReport, Table
 
@@ -98,20 +98,25 @@ def _previous_recorded(record: Any) -> float:
 
 def run_late_targets(ctx: StudyContext) -> StudyReport:
     from chesszero.campaign.selfplay_stage import actor_settings
+    from chesszero.config.loader import load_config
     from chesszero.publish.loading import load_evaluator
     from chesszero.search import SearchOptions
     from chesszero.search.assist import with_material_assist
     from chesszero.selfplay.actor import SelfPlayActor
-    from chesszero.studies import plots
+    from chesszero.studies import late_policy, plots
     from chesszero.studies.continuation import play_on, search_values
     from chesszero.studies.cut_targets import material_value, outcome_onehot, score_estimator
 
     s = LateSettings.for_scale(ctx.quick)
+    base_cfg = load_config(ctx.project / "params.yaml", preset=s.base_preset, overrides=s.common)
+    arms = late_policy.arms(base_cfg, s.cheap_divisor)
     tracker = StudyRun(ctx, {"study": NAME, "scale": ctx.scale.value, "base_preset": s.base_preset,
                              "generations": s.generations, "games": s.games, "cheap_divisor": s.cheap_divisor,
-                             "extra_plies": s.extra_plies, "common": s.common})
-    (result,) = run_arms(ctx, tracker, base_preset=s.base_preset,
-                         arms=[Arm("retained", "retained recipe", {})], generations=s.generations, common=s.common)
+                             "extra_plies": s.extra_plies, "common": s.common,
+                             "arms": {a.slug: dict(a.overrides) for a in arms}})
+    results = run_arms(ctx, tracker, base_preset=s.base_preset, arms=arms, generations=s.generations,
+                       common=s.common)
+    result, old = results
 
     # ---- cut positions from the final artifact's self-play
     from chesszero.campaign.context import Campaign
@@ -154,9 +159,9 @@ def run_late_targets(ctx: StudyContext) -> StudyReport:
 
     # ---- report
     gens = list(range(s.generations))
-    diag_rows = [[g, result.at(M.SELFPLAY_GAMES)[g], result.at(M.SELFPLAY_CAPPED_SHARE)[g],
-                  result.at(M.SELFPLAY_CUT_TARGET_SHARE)[g], result.at(M.SELFPLAY_INELIGIBLE_SHARE)[g],
-                  result.at(M.SELFPLAY_CONVERSION)[g], result.at(M.NON_DECISIVE)[g]] for g in gens]
+    diag_rows = [[r.arm.slug, g, r.at(M.SELFPLAY_GAMES)[g], r.at(M.SELFPLAY_CAPPED_SHARE)[g],
+                  r.at(M.SELFPLAY_CUT_TARGET_SHARE)[g], r.at(M.SELFPLAY_INELIGIBLE_SHARE)[g],
+                  r.at(M.SELFPLAY_CONVERSION)[g], r.at(M.NON_DECISIVE)[g]] for r in results for g in gens]
     by_name = {sc.name: sc for sc in scores}
     search_score, material_score = scores[0], by_name["material / 39 (paper's baseline)"]
     cheap_score = scores[2]
@@ -166,36 +171,40 @@ def run_late_targets(ctx: StudyContext) -> StudyReport:
                 "material_brier": material_score.brier, "material_ce": material_score.cross_entropy,
                 "capped_share_last": result.values(M.SELFPLAY_CAPPED_SHARE)[-1],
                 "cut_target_share_last": result.values(M.SELFPLAY_CUT_TARGET_SHARE)[-1],
-                "ineligible_share_last": result.values(M.SELFPLAY_INELIGIBLE_SHARE)[-1]}
+                "ineligible_share_last": result.values(M.SELFPLAY_INELIGIBLE_SHARE)[-1],
+                **late_policy.headline(results)}
     tracker.log_metrics(headline)
-    for g, row in enumerate(diag_rows):
-        tracker.log_metrics({"capped_share": row[2], "cut_target_share": row[3], "ineligible_share": row[4]},
-                            step=g)
+    for row in diag_rows:
+        tracker.log_metrics({f"{row[0]}/{k}": v for k, v in zip(
+            ("capped_share", "cut_target_share", "ineligible_share"), row[3:6], strict=True) if v is not None},
+            step=row[1])
     figs = ctx.out / NAME
     plots.bar_figure(figs / "estimators.png", ["Brier", "cross-entropy"],
                      {sc.name.split(" (")[0]: [sc.brier, sc.cross_entropy] for sc in scores},
                      title=f"Cut-target estimators on {len(capped)} cut positions (lower is better)",
                      ylabel="score", references={"paper: search 0.444 / 0.756": PAPER_SEARCH[0]})
+    shown = late_policy.QUANTITIES[:4]  # conversion and the three diagnostics
     plots.line_figure(figs / "diagnostics.png", gens,
-                      {"capped share": result.at(M.SELFPLAY_CAPPED_SHARE),
-                       "rows on a cut target": result.at(M.SELFPLAY_CUT_TARGET_SHARE),
-                       "plies without a training row": result.at(M.SELFPLAY_INELIGIBLE_SHARE)},
-                      title="Late-game target diagnostics by generation (retained recipe)",
-                      xlabel="generation", ylabel="share")
+                      {f"{r.arm.slug}: {label}": r.at(key) for r in results for key, label, _ in shown},
+                      title="Late-game diagnostics by generation: retained (solid) and old policy (dashed)",
+                      xlabel="generation", ylabel="share",
+                      styles={f"{r.arm.slug}: {label}": {"color": f"C{i}", "linestyle": "--" if r is old else "-",
+                                                         "marker": "s" if r is old else "o"}
+                              for r in results for i, (_, label, _) in enumerate(shown)})
     order = "below" if search_score.brier < material_score.brier else "not below"
     finding = (
-        f"On {len(capped)} positions cut at the {ply_cap}-ply cap by the final artifact of a {s.generations}-"
+        f"On {len(capped)} positions cut at the {ply_cap}-ply cap by the final artifact of the retained {s.generations}-"
         f"generation `{s.base_preset}` campaign, continued for up to {s.extra_plies} plies ({decisive} decisive, "
         f"{adjudicated} still unfinished and scored draws), the dedicated full search at the cut scored Brier "
         f"{search_score.brier:.3f} / cross-entropy {search_score.cross_entropy:.3f}, the preceding move's cheap "
         f"search {cheap_score.brier:.3f} / {cheap_score.cross_entropy:.3f} and material / 39 "
         f"{material_score.brier:.3f} / {material_score.cross_entropy:.3f} (paper: {PAPER_SEARCH[0]} / "
         f"{PAPER_SEARCH[1]} search, {PAPER_MATERIAL[0]} / {PAPER_MATERIAL[1]} material): the searched Brier is "
-        f"{order} the material baseline's here. In the campaign's last generation "
+        f"{order} the material baseline's here. In the retained campaign's last generation "
         f"{headline['capped_share_last']:.0%} of games reached the cap, {headline['cut_target_share_last']:.0%} of "
         f"admitted rows inherited a cut target and {headline['ineligible_share_last']:.0%} of plies had no training "
-        "row (paper's affected interval: 27-32%, 36-38%, about 14%). The old policy as a campaign arm (tail "
-        "excluded, cheap late search) is not reproduced: the recipe has no such setting."
+        "row (paper's affected interval: 27-32%, 36-38%, about 14%). "
+        + late_policy.finding(results, s.generations, s.base_preset)
         + (" Quick scale: a smoke test of the study, not evidence." if ctx.quick else ""))
     tables = [
         Table("Cut-target estimators against continued play",
@@ -212,8 +221,14 @@ def run_late_targets(ctx: StudyContext) -> StudyReport:
                ["rows on a cut target (last generation)", headline["cut_target_share_last"], "0.36-0.38 (affected)"],
                ["plies without a training row (last generation)", headline["ineligible_share_last"],
                 "~0.14 (affected)"]]),
-        Table("Diagnostics by generation (retained recipe)",
-              ["generation", "games", "capped share", "rows on a cut target", "plies without a training row",
+        Table("Old policy against the retained recipe", late_policy.comparison_header(results),
+              late_policy.comparison_rows(results),
+              note=f"Old policy: {old.arm.overrides['selfplay.late_tail.from_ply']} as [generation, first tail "
+                   f"ply] (about 2/3 of the ply cap), tail searches at visit cap // {s.cheap_divisor}, untrained, "
+                   "and the preceding search's root value (sign reversed) as a capped game's outcome target. "
+                   "Mean: over the generations that logged the quantity (— where none did)."),
+        Table("Diagnostics by generation",
+              ["arm", "generation", "games", "capped share", "rows on a cut target", "plies without a training row",
                "conversion", "non-decisive rate"], diag_rows,
               note="Logged by every campaign (selfplay/capped_share, selfplay/cut_target_share, "
                    "selfplay/ineligible_share)."),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 __all__ = ["bar_figure", "line_figure"]
 
@@ -19,14 +20,17 @@ def _pyplot():  # -> matplotlib.pyplot
 
 def line_figure(path: Path, x: Sequence[float], series: Mapping[str, Sequence[float | None]], *,
                 title: str, xlabel: str, ylabel: str, log_y: bool = False,
-                references: Mapping[str, float] | None = None) -> Path:
-    """One line per series (None points skipped), dashed horizontal reference lines."""
+                references: Mapping[str, float] | None = None,
+                styles: Mapping[str, Mapping[str, Any]] | None = None) -> Path:
+    """One line per series (None points skipped; ``styles[label]``: extra
+    matplotlib line settings), dashed horizontal reference lines."""
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(7, 4))
     for label, ys in series.items():
         pts = [(a, b) for a, b in zip(x, ys, strict=True) if b is not None]
         if pts:
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=label)
+            style = {"marker": "o", **(styles or {}).get(label, {})}
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], label=label, **style)
     for label, y in (references or {}).items():
         ax.axhline(y, linestyle="--", linewidth=1, color="grey")
         ax.annotate(label, (ax.get_xlim()[0], y), fontsize=8, color="grey", va="bottom")
