@@ -9,7 +9,13 @@
 // URL parameters set the controls' starting values: side=white|black (the
 // colour of the human or rung), visits=N, mode=browser|server, opponent=RUNG.
 // window.czState exposes the page's progress (self-check, the model's and the
-// opponent's moves, the model's with their times) to the browser test.
+// opponent's moves, the model's with their times) to the browser test, and
+// czState.marks the milestones of the way to the first model move, in
+// milliseconds since the page was opened (performance.now()): script (this
+// bundle starts), fetched (model bytes), session (ONNX Runtime ready with the
+// model), golden (golden file and model info read), encoded (golden positions
+// re-encoded), checked (self-check done), searched (the first model move's
+// search done), shown (that move on the board).
 
 import 'chessground/assets/chessground.base.css';
 import 'chessground/assets/chessground.brown.css';
@@ -27,7 +33,8 @@ const $ = (id) => document.getElementById(id);
 const params = new URLSearchParams(window.location.search);
 const state = (window.czState = { selfCheck: 'pending', failures: [], modelMoves: [], opponentMoves: [], errors: [],
   marks: {} });
-const mark = (name) => { state.marks[name] = performance.now(); };
+const mark = (name) => { state.marks[name] ??= performance.now(); }; // the first time only
+mark('script');
 
 let info = null;
 let net = null;
@@ -149,9 +156,11 @@ async function modelMove() {
   try {
     const result = mode === 'browser' ? await search(game, net, visits) : await thinkOnServer(visits);
     if (id !== gameId) return;
+    mark('searched');
     showAnalysis(result, mode);
     const made = game.push(result.best);
-    state.modelMoves.push({ uci: uciOf(made), mode, visits, at: performance.now() });
+    state.modelMoves.push({ uci: uciOf(made), mode, visits, at: performance.now(), evaluations: result.evaluations,
+      seconds: result.seconds, netSeconds: result.netSeconds });
     setStatus(rung ? `${rung} to move…` : 'Your move.', 'ready');
   } catch (error) {
     state.errors.push(String(error.message || error));
@@ -161,6 +170,7 @@ async function modelMove() {
     if (id === gameId) {
       thinking = false;
       redraw();
+      if (state.modelMoves.length) mark('shown');
     }
   }
   if (rung) await opponentMove();
@@ -278,6 +288,8 @@ async function start() {
     session.catch(() => {}); // awaited below; a failure is reported there
     const [infoResponse, goldenResponse] = await Promise.all([fetch('/api/info'), fetch('/golden.json')]);
     info = await infoResponse.json();
+    const golden = goldenResponse.ok ? await goldenResponse.json() : null;
+    mark('golden');
     for (const { name, rating } of info.opponents) {
       const option = document.createElement('option');
       option.value = name;
@@ -287,8 +299,7 @@ async function start() {
     $('opponent').value = rung;
     $('model').textContent = info.label;
     $('model-detail').textContent = info.detail;
-    if (!goldenResponse.ok) throw new Error(`no golden file (${goldenResponse.status})`);
-    const golden = await goldenResponse.json();
+    if (!golden) throw new Error(`no golden file (${goldenResponse.status})`);
     setStatus('Checking the encoding against the golden file…', 'busy');
     const encoded = await encodeGolden(golden);
     mark('encoded');
