@@ -6,9 +6,10 @@ fresh Chromium pages (Playwright, Debian's /usr/bin/chromium) with the model
 playing White at 64 visits in the browser. Prints each load's time, the median
 and the ratio of the median to issue 16's 2 s target, and where the time goes:
 the median of each of the page's milestones (``czState.marks``: seconds since
-opening the page) and of the phases between them (runtime start-up, the
-self-check's network pass, the search with its share spent in the network,
-showing the move).
+opening the page) and of the phases between them (ONNX Runtime's start from
+the page script's start, the session over the model once both the runtime and
+the model's bytes are there, the self-check's network pass, the search with
+its share spent in the network, showing the move).
 
     .venv/bin/python benchmarks/bench_web.py [--sizes 2x16 4x48 6x64] [--loads 5] [--json OUT]
 
@@ -53,14 +54,14 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-MARKS = ("script", "fetched", "golden", "encoded", "session", "checked", "searched", "shown")
+MARKS = ("script", "fetched", "golden", "encoded", "runtime", "session", "checked", "searched", "shown")
 
 
 def _phases(load: dict) -> dict[str, float]:
     """Durations (s) of one load's phases, from its milestones and its first move's search."""
     m = {k: v / 1000 for k, v in load["marks"].items()}
     move = load["move"]
-    return {"runtime": m["session"] - m["fetched"],
+    return {"runtime": m["runtime"] - m["script"], "session": m["session"] - max(m["runtime"], m["fetched"]),
             "check_net": m["checked"] - max(m["encoded"], m["session"]),
             "search": move["seconds"], "search_net": move["netSeconds"],
             "show": m["shown"] - m["searched"]}
@@ -77,7 +78,8 @@ def _summary(loads: list[dict]) -> dict:
 def _print_summary(summary: dict) -> None:
     marks, phases = summary["marks_s"], summary["phases_s"]
     print("        milestones (median s since opening): " + " · ".join(f"{k} {v:.2f}" for k, v in marks.items()))
-    print(f"        phases (median s): runtime start + session {phases['runtime']:.2f} · self-check's network pass "
+    print(f"        phases (median s): runtime start {phases['runtime']:.2f} · session {phases['session']:.2f} · "
+          f"self-check's network pass "
           f"{phases['check_net']:.2f} · search {phases['search']:.2f} (network {phases['search_net']:.2f}, "
           f"{summary['evaluations']} evaluations) · showing the move {phases['show']:.2f}", flush=True)
 

@@ -12,8 +12,8 @@
 // opponent's moves, the model's with their times) to the browser test, and
 // czState.marks the milestones of the way to the first model move, in
 // milliseconds since the page was opened (performance.now()): script (this
-// bundle starts), fetched (model bytes), session (ONNX Runtime ready with the
-// model), golden (golden file and model info read), encoded (golden positions
+// bundle starts), runtime (ONNX Runtime started), fetched (model bytes),
+// session (a session over the model), golden (golden file and model info read), encoded (golden positions
 // re-encoded), checked (self-check done), searched (the first model move's
 // search done), shown (that move on the board).
 
@@ -25,7 +25,7 @@ import './style.css';
 import { Chessground } from 'chessground';
 
 import { GameRecord, uciOf } from './encoding.js';
-import { loadNet } from './net.js';
+import { loadNet, startRuntime } from './net.js';
 import { search } from './search.js';
 import { checkNetwork, encodeGolden } from './selfcheck.js';
 
@@ -35,6 +35,8 @@ const state = (window.czState = { selfCheck: 'pending', failures: [], modelMoves
   marks: {} });
 const mark = (name) => { state.marks[name] ??= performance.now(); }; // the first time only
 mark('script');
+// ONNX Runtime starts while the model and the golden file download (a failure is reported by loadNet).
+startRuntime().then(() => mark('runtime'), () => {});
 
 let info = null;
 let net = null;

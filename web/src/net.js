@@ -6,8 +6,28 @@ import * as ort from 'onnxruntime-web/wasm';
 ort.env.wasm.numThreads = 1;
 ort.env.wasm.wasmPaths = new URL('./', import.meta.url).href; // the .wasm sits beside the bundle
 
+// An ONNX model whose graph is one Identity node (input x, output y, float[1];
+// IR 8, opset 13), as onnx.helper writes it: 67 bytes.
+const IDENTITY_ONNX = 'CAgSADo3ChAKAXgSAXkiCElkZW50aXR5EgF3Wg8KAXgSCgoICAESBAoCCAFiDwoBeRIKCggIARIECgIIAUIECgAQDQ==';
+
+let runtime = null;
+
+/**
+ * Starts ONNX Runtime (instantiating its 14 MB WebAssembly and initialising
+ * the runtime, the work that the first session created does) without waiting
+ * for the artifact: a session over the tiny model above. Called as the page's
+ * script starts, so that this runs while the artifact and the golden file
+ * download; loadNet waits for it.
+ */
+export function startRuntime() {
+  runtime ??= ort.InferenceSession.create(Uint8Array.from(atob(IDENTITY_ONNX), (c) => c.charCodeAt(0)),
+    { executionProviders: ['wasm'] }).then((session) => session.release());
+  return runtime;
+}
+
 /** An evaluator over the artifact's bytes: evaluate(planes, n) -> {logits, wdl} (flat arrays). */
 export async function loadNet(bytes) {
+  await startRuntime();
   const session = await ort.InferenceSession.create(new Uint8Array(bytes), { executionProviders: ['wasm'] });
   return {
     async evaluate(planes, n) {
