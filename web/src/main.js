@@ -13,9 +13,9 @@
 // czState.marks the milestones of the way to the first model move, in
 // milliseconds since the page was opened (performance.now()): script (this
 // bundle starts), runtime (ONNX Runtime started), fetched (model bytes),
-// session (a session over the model), golden (golden file and model info read), encoded (golden positions
-// re-encoded), checked (self-check done), searched (the first model move's
-// search done), shown (that move on the board).
+// session (a session over the model), golden (golden file read), encoded
+// (golden positions re-encoded), checked (self-check done), searched (the
+// first model move's search done), shown (that move on the board).
 
 import 'chessground/assets/chessground.base.css';
 import 'chessground/assets/chessground.brown.css';
@@ -278,7 +278,8 @@ async function start() {
   $('export-pgn').addEventListener('click', exportPgn);
   try {
     setStatus('Loading the model…', 'busy');
-    // The model downloads and compiles while the golden positions are re-encoded.
+    // At once (ONNX Runtime is already starting): the model's download and session, the golden
+    // positions' re-encoding as soon as their file is there, and the model's description.
     const session = fetch('/model.onnx').then(async (response) => {
       if (!response.ok) throw new Error(`no model (${response.status})`);
       const bytes = await response.arrayBuffer();
@@ -287,11 +288,16 @@ async function start() {
       mark('session');
       return { bytes, loaded };
     });
-    session.catch(() => {}); // awaited below; a failure is reported there
-    const [infoResponse, goldenResponse] = await Promise.all([fetch('/api/info'), fetch('/golden.json')]);
-    info = await infoResponse.json();
-    const golden = goldenResponse.ok ? await goldenResponse.json() : null;
-    mark('golden');
+    const encoding = fetch('/golden.json').then(async (response) => {
+      if (!response.ok) throw new Error(`no golden file (${response.status})`);
+      const golden = await response.json();
+      mark('golden');
+      const encoded = await encodeGolden(golden);
+      mark('encoded');
+      return encoded;
+    });
+    for (const later of [session, encoding]) later.catch(() => {}); // awaited below; a failure is reported there
+    info = await (await fetch('/api/info')).json();
     for (const { name, rating } of info.opponents) {
       const option = document.createElement('option');
       option.value = name;
@@ -301,10 +307,9 @@ async function start() {
     $('opponent').value = rung;
     $('model').textContent = info.label;
     $('model-detail').textContent = info.detail;
-    if (!golden) throw new Error(`no golden file (${goldenResponse.status})`);
     setStatus('Checking the encoding against the golden file…', 'busy');
-    const encoded = await encodeGolden(golden);
-    mark('encoded');
+    const encoded = await encoding;
+    const { golden } = encoded;
     const { bytes, loaded } = await session;
     net = loaded;
     const check = await checkNetwork(encoded, net, bytes);
