@@ -97,9 +97,17 @@ def test_in_browser_thinking_answers_a_clicked_move(browser: object, server: Ser
     assert state["check"]["checked"] == 32
     assert "Self-check passed: 32 positions" in page.inner_text("#check")
     assert page.locator("#top-moves tr").count() > 0 and "win" in page.inner_text("#wdl-text")
+    # After its first move the page builds the optimised session and checks it on the golden positions;
+    # once that passed, the next move is searched with it.
+    assert first["optimized"] is False
+    page.wait_for_function("window.czState.optimized !== undefined", timeout=TIMEOUT_MS)
+    optimized = page.evaluate("window.czState.optimized")
+    assert optimized == {"ok": True, "checked": 32, "failures": []}
+    assert "optimised session passed it too" in page.inner_text("#check")
     reply = "e7e5" if first["uci"] != "e2e4" else "c7c5"
     click_move(page, reply, white_at_bottom=False)
     state = wait_for_model_moves(page, 2)
+    assert state["modelMoves"][1]["optimized"] is True
     played = page.eval_on_selector_all("#moves .san", "spans => spans.map(s => s.dataset.uci)")
     assert played == [first["uci"], reply, state["modelMoves"][1]["uci"]]
     page.click("#export-pgn")

@@ -8,8 +8,9 @@
 //
 // URL parameters set the controls' starting values: side=white|black (the
 // colour of the human or rung), visits=N, mode=browser|server, opponent=RUNG.
-// window.czState exposes the page's progress (self-check, the model's and the
-// opponent's moves, the model's with their times) to the browser test, and
+// window.czState exposes the page's progress (self-check, the optimised
+// session's check, the model's and the opponent's moves, the model's with
+// their times and session) to the browser test, and
 // czState.marks the milestones of the way to the first model move, in
 // milliseconds since the page was opened (performance.now()): script (this
 // bundle starts), runtime (ONNX Runtime started), fetched (model bytes),
@@ -39,7 +40,9 @@ mark('script');
 startRuntime().then(() => mark('runtime'), () => {});
 
 let info = null;
-let net = null;
+let net = null; // the evaluator the in-browser search uses: a checked one (start, optimize)
+let checked = null; // what the self-check ran on: {encoded, bytes}
+let optimizing = null;
 let game = new GameRecord();
 let human = params.get('side') === 'black' ? 'b' : 'w'; // the seat of the person or the rung
 let rung = params.get('opponent') || ''; // a ladder rung in that seat, or '' for a person
@@ -156,13 +159,14 @@ async function modelMove() {
   const visits = Math.max(1, Number($('visits').value) || 1);
   setStatus(`The model is thinking (${mode === 'browser' ? 'in this browser' : 'on the server'}, ${visits} visits)…`, 'busy');
   try {
-    const result = mode === 'browser' ? await search(game, net, visits) : await thinkOnServer(visits);
+    const evaluator = net;
+    const result = mode === 'browser' ? await search(game, evaluator, visits) : await thinkOnServer(visits);
     if (id !== gameId) return;
     mark('searched');
     showAnalysis(result, mode);
     const made = game.push(result.best);
     state.modelMoves.push({ uci: uciOf(made), mode, visits, at: performance.now(), evaluations: result.evaluations,
-      seconds: result.seconds, netSeconds: result.netSeconds });
+      seconds: result.seconds, netSeconds: result.netSeconds, optimized: mode === 'browser' ? evaluator.optimized : null });
     setStatus(rung ? `${rung} to move…` : 'Your move.', 'ready');
   } catch (error) {
     state.errors.push(String(error.message || error));
@@ -172,10 +176,37 @@ async function modelMove() {
     if (id === gameId) {
       thinking = false;
       redraw();
-      if (state.modelMoves.length) mark('shown');
+      if (state.modelMoves.length) {
+        mark('shown');
+        optimize();
+      }
     }
   }
   if (rung) await opponentMove();
+}
+
+/**
+ * Once the first model move is on the board: a second session over the same
+ * bytes with ONNX Runtime's graph optimisations (net.js: slower to start,
+ * faster once warm), self-checked on the golden positions exactly as the
+ * first. The search uses it from the next move on if it passes, and keeps the
+ * first (checked) session otherwise; czState.optimized says which. The first
+ * session stays allocated: a search of an abandoned game may still use it.
+ */
+function optimize() {
+  optimizing ??= (async () => {
+    try {
+      const faster = await loadNet(checked.bytes, { optimized: true });
+      const check = await checkNetwork(checked.encoded, faster, checked.bytes);
+      state.optimized = { ok: check.ok, checked: check.checked, failures: check.failures };
+      if (check.ok) net = faster;
+    } catch (error) {
+      state.optimized = { ok: false, checked: 0, failures: [String(error.message || error)] };
+    }
+    $('check').textContent += state.optimized.ok
+      ? ' The optimised session passed it too and plays from now on.'
+      : ' The optimised session did not pass it: the page keeps the unoptimised one.';
+  })();
 }
 
 async function opponentMove() {
@@ -312,6 +343,7 @@ async function start() {
     const { golden } = encoded;
     const { bytes, loaded } = await session;
     net = loaded;
+    checked = { encoded, bytes };
     const check = await checkNetwork(encoded, net, bytes);
     state.check = check;
     mark('checked');

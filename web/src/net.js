@@ -25,11 +25,24 @@ export function startRuntime() {
   return runtime;
 }
 
-/** An evaluator over the artifact's bytes: evaluate(planes, n) -> {logits, wdl} (flat arrays). */
-export async function loadNet(bytes) {
+/**
+ * An evaluator over the artifact's bytes: evaluate(planes, n) -> {logits, wdl}
+ * (flat arrays). By default the session runs the artifact's graph as it is
+ * (graph optimisations disabled): in a freshly opened page that is the
+ * quickest way to the first evaluations, because ONNX Runtime's optimisers
+ * (fusing the quantize/dequantize pairs into INT8 kernels) are a lot of
+ * WebAssembly to compile and tier up first (measured: about 1 s of the
+ * renderer's CPU for the 6x64 network, and the first model move 0.7 s
+ * later on the loaded 2-core machine). With `optimized`, all of them: about
+ * 1.7 times as fast per evaluation once the code is warm (6x64: 1.9 against
+ * 3.2 ms), which the page switches to after its first move (main.js).
+ */
+export async function loadNet(bytes, { optimized = false } = {}) {
   await startRuntime();
-  const session = await ort.InferenceSession.create(new Uint8Array(bytes), { executionProviders: ['wasm'] });
+  const session = await ort.InferenceSession.create(new Uint8Array(bytes),
+    { executionProviders: ['wasm'], graphOptimizationLevel: optimized ? 'all' : 'disabled' });
   return {
+    optimized,
     async evaluate(planes, n) {
       const input = new ort.Tensor('float32', planes, [n, 52, 8, 8]);
       const out = await session.run({ planes: input });
