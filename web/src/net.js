@@ -31,9 +31,9 @@ export function startRuntime() {
  * (graph optimisations disabled): in a freshly opened page that is the
  * quickest way to the first evaluations, because ONNX Runtime's optimisers
  * (fusing the quantize/dequantize pairs into INT8 kernels) are a lot of
- * WebAssembly to compile and tier up first (measured: about 1 s of the
- * renderer's CPU for the 6x64 network, and the first model move 0.7 s
- * later on the loaded 2-core machine). With `optimized`, all of them: about
+ * WebAssembly to compile and tier up first (measured with the 6x64 network
+ * on the loaded 2-core machine: 0.6 s more of the renderer's CPU, and the
+ * first model move 0.7 s later). With `optimized`, all of them: about
  * 1.7 times as fast per evaluation once the code is warm (6x64: 1.9 against
  * 3.2 ms), which the page switches to after its first move (main.js).
  */
