@@ -79,9 +79,9 @@ def _print_summary(summary: dict) -> None:
     marks, phases = summary["marks_s"], summary["phases_s"]
     print("        milestones (median s since opening): " + " · ".join(f"{k} {v:.2f}" for k, v in marks.items()))
     print(f"        phases (median s): runtime start {phases['runtime']:.2f} · session {phases['session']:.2f} · "
-          f"self-check's network pass "
-          f"{phases['check_net']:.2f} · search {phases['search']:.2f} (network {phases['search_net']:.2f}, "
-          f"{summary['evaluations']} evaluations) · showing the move {phases['show']:.2f}", flush=True)
+          f"self-check's network pass {phases['check_net']:.2f} · search {phases['search']:.2f} "
+          f"(network {phases['search_net']:.2f}, {summary['evaluations']} evaluations) · "
+          f"showing the move {phases['show']:.2f}", flush=True)
 
 
 def _first_moves(model: Path, loads: int, visits: int) -> list[dict]:
