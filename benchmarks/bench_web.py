@@ -4,7 +4,12 @@ For each network size: a seeded random-weights network published by the real
 pipeline (INT8, golden file), served by ``chesszero web --model``, opened in
 fresh Chromium pages (Playwright, Debian's /usr/bin/chromium) with the model
 playing White at 64 visits in the browser. Prints each load's time, the median
-and the ratio of the median to issue 16's 2 s target.
+and the ratio of the median to issue 16's 2 s target, and where the time goes:
+the median of each of the page's milestones (``czState.marks``: seconds since
+opening the page) and of the phases between them (ONNX Runtime's start from
+the page script's start, the session over the model once both the runtime and
+the model's bytes are there, the self-check's network pass, the search with
+its share spent in the network, showing the move).
 
     .venv/bin/python benchmarks/bench_web.py [--sizes 2x16 4x48 6x64] [--loads 5] [--json OUT]
 
@@ -49,7 +54,37 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _first_moves(model: Path, loads: int, visits: int) -> list[float]:
+MARKS = ("script", "fetched", "golden", "encoded", "runtime", "session", "checked", "searched", "shown")
+
+
+def _phases(load: dict) -> dict[str, float]:
+    """Durations (s) of one load's phases, from its milestones and its first move's search."""
+    m = {k: v / 1000 for k, v in load["marks"].items()}
+    move = load["move"]
+    return {"runtime": m["runtime"] - m["script"], "session": m["session"] - max(m["runtime"], m["fetched"]),
+            "check_net": m["checked"] - max(m["encoded"], m["session"]),
+            "search": move["seconds"], "search_net": move["netSeconds"],
+            "show": m["shown"] - m["searched"]}
+
+
+def _summary(loads: list[dict]) -> dict:
+    marks = {k: statistics.median(load["marks"][k] / 1000 for load in loads) for k in MARKS}
+    phases = [_phases(load) for load in loads]
+    return {"marks_s": {k: round(v, 3) for k, v in marks.items()},
+            "phases_s": {k: round(statistics.median(p[k] for p in phases), 3) for k in phases[0]},
+            "evaluations": loads[0]["move"]["evaluations"]}
+
+
+def _print_summary(summary: dict) -> None:
+    marks, phases = summary["marks_s"], summary["phases_s"]
+    print("        milestones (median s since opening): " + " · ".join(f"{k} {v:.2f}" for k, v in marks.items()))
+    print(f"        phases (median s): runtime start {phases['runtime']:.2f} · session {phases['session']:.2f} · "
+          f"self-check's network pass {phases['check_net']:.2f} · search {phases['search']:.2f} "
+          f"(network {phases['search_net']:.2f}, {summary['evaluations']} evaluations) · "
+          f"showing the move {phases['show']:.2f}", flush=True)
+
+
+def _first_moves(model: Path, loads: int, visits: int) -> list[dict]:
     from playwright.sync_api import sync_playwright
 
     port = _free_port()
@@ -65,7 +100,7 @@ def _first_moves(model: Path, loads: int, visits: int) -> list[float]:
                 if time.monotonic() > deadline or server.poll() is not None:
                     raise RuntimeError("chesszero web did not start") from None
                 time.sleep(0.2)
-        times = []
+        results = []
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox"])
             for _ in range(loads):
@@ -76,10 +111,13 @@ def _first_moves(model: Path, loads: int, visits: int) -> list[float]:
                 state = page.evaluate("window.czState")
                 if state["selfCheck"] != "passed":
                     raise RuntimeError(f"self-check failed: {state.get('failures')}")
-                times.append(state["modelMoves"][0]["at"] / 1000)
+                page.wait_for_function("window.czState.marks.shown !== undefined", timeout=10_000)
+                state = page.evaluate("window.czState")
+                results.append({"at": state["modelMoves"][0]["at"] / 1000, "marks": state["marks"],
+                                "move": state["modelMoves"][0]})
                 page.context.close()
             browser.close()
-        return times
+        return results
     finally:
         server.terminate()
         server.wait()
@@ -95,12 +133,15 @@ def main() -> int:
     rows = []
     with tempfile.TemporaryDirectory(prefix="cz-bench-web-") as tmp:
         for size in args.sizes:
-            times = _first_moves(_publish(size, Path(tmp) / size), args.loads, args.visits)
+            loads = _first_moves(_publish(size, Path(tmp) / size), args.loads, args.visits)
+            times = [load["at"] for load in loads]
             median = statistics.median(times)
+            summary = _summary(loads)
             rows.append({"size": size, "times_s": [round(t, 3) for t in times], "median_s": round(median, 3),
-                         "median_over_target": round(median / TARGET_S, 3)})
+                         "median_over_target": round(median / TARGET_S, 3), **summary})
             print(f"{size:>6}: first model move {', '.join(f'{t:.2f}' for t in times)} s; median {median:.2f} s "
                   f"= {median / TARGET_S:.2f} x the {TARGET_S:.0f} s target", flush=True)
+            _print_summary(summary)
     if args.json:
         from common import machine
 

@@ -80,18 +80,34 @@ def test_in_browser_thinking_answers_a_clicked_move(browser: object, server: Ser
     page = open_page(browser, f"{server.url}?side=black&visits=64&mode=browser")
     state = wait_for_model_moves(page, 1)  # the model has White: it moves first
     first = state["modelMoves"][0]
-    marks = state["marks"]
+    page.wait_for_function("window.czState.marks.shown !== undefined", timeout=TIMEOUT_MS)
+    marks = page.evaluate("window.czState.marks")
     print(f"\nfirst model move {first['uci']} {first['at'] / 1000:.2f} s after opening the page "
-          f"(model fetched {marks['fetched'] / 1000:.2f} s, runtime ready {marks['session'] / 1000:.2f} s, "
-          f"self-check done {marks['checked'] / 1000:.2f} s; 64 visits in the browser)")
+          f"(runtime started {marks['runtime'] / 1000:.2f} s, model fetched {marks['fetched'] / 1000:.2f} s, "
+          f"session {marks['session'] / 1000:.2f} s, self-check done {marks['checked'] / 1000:.2f} s, "
+          f"search {first['seconds']:.2f} s of which network {first['netSeconds']:.2f} s; 64 visits in the browser)")
+    # The milestones come in their order: the runtime and the model before the session, the golden
+    # positions encoded and the session before the check, and the move found and shown only after it.
+    assert marks["script"] <= marks["runtime"] <= marks["session"] and marks["fetched"] <= marks["session"]
+    assert marks["golden"] <= marks["encoded"] <= marks["checked"] and marks["session"] <= marks["checked"]
+    assert marks["checked"] <= marks["searched"] <= first["at"] <= marks["shown"]
+    assert 0 < first["netSeconds"] <= first["seconds"] and first["evaluations"] <= 64
     record_property("first_model_move_s", round(first["at"] / 1000, 3))
     assert first["mode"] == "browser" and first["visits"] == 64
     assert state["check"]["checked"] == 32
     assert "Self-check passed: 32 positions" in page.inner_text("#check")
     assert page.locator("#top-moves tr").count() > 0 and "win" in page.inner_text("#wdl-text")
+    # After its first move the page builds the optimised session and checks it on the golden positions;
+    # once that passed, the next move is searched with it.
+    assert first["optimized"] is False
+    page.wait_for_function("window.czState.optimized !== undefined", timeout=TIMEOUT_MS)
+    optimized = page.evaluate("window.czState.optimized")
+    assert optimized == {"ok": True, "checked": 32, "failures": []}
+    assert "optimised session passed it too" in page.inner_text("#check")
     reply = "e7e5" if first["uci"] != "e2e4" else "c7c5"
     click_move(page, reply, white_at_bottom=False)
     state = wait_for_model_moves(page, 2)
+    assert state["modelMoves"][1]["optimized"] is True
     played = page.eval_on_selector_all("#moves .san", "spans => spans.map(s => s.dataset.uci)")
     assert played == [first["uci"], reply, state["modelMoves"][1]["uci"]]
     page.click("#export-pgn")

@@ -8,8 +8,15 @@
 //
 // URL parameters set the controls' starting values: side=white|black (the
 // colour of the human or rung), visits=N, mode=browser|server, opponent=RUNG.
-// window.czState exposes the page's progress (self-check, the model's and the
-// opponent's moves, the model's with their times) to the browser test.
+// window.czState exposes the page's progress (self-check, the optimised
+// session's check, the model's and the opponent's moves, the model's with
+// their times and session) to the browser test, and
+// czState.marks the milestones of the way to the first model move, in
+// milliseconds since the page was opened (performance.now()): script (this
+// bundle starts), runtime (ONNX Runtime started), fetched (model bytes),
+// session (a session over the model), golden (golden file read), encoded
+// (golden positions re-encoded), checked (self-check done), searched (the
+// first model move's search done), shown (that move on the board).
 
 import 'chessground/assets/chessground.base.css';
 import 'chessground/assets/chessground.brown.css';
@@ -19,7 +26,7 @@ import './style.css';
 import { Chessground } from 'chessground';
 
 import { GameRecord, uciOf } from './encoding.js';
-import { loadNet } from './net.js';
+import { loadNet, startRuntime } from './net.js';
 import { search } from './search.js';
 import { checkNetwork, encodeGolden } from './selfcheck.js';
 
@@ -27,10 +34,15 @@ const $ = (id) => document.getElementById(id);
 const params = new URLSearchParams(window.location.search);
 const state = (window.czState = { selfCheck: 'pending', failures: [], modelMoves: [], opponentMoves: [], errors: [],
   marks: {} });
-const mark = (name) => { state.marks[name] = performance.now(); };
+const mark = (name) => { state.marks[name] ??= performance.now(); }; // the first time only
+mark('script');
+// ONNX Runtime starts while the model and the golden file download (a failure is reported by loadNet).
+startRuntime().then(() => mark('runtime'), () => {});
 
 let info = null;
-let net = null;
+let net = null; // the evaluator the in-browser search uses: a checked one (start, optimize)
+let checked = null; // what the self-check ran on: {encoded, bytes}
+let optimizing = null;
 let game = new GameRecord();
 let human = params.get('side') === 'black' ? 'b' : 'w'; // the seat of the person or the rung
 let rung = params.get('opponent') || ''; // a ladder rung in that seat, or '' for a person
@@ -147,11 +159,14 @@ async function modelMove() {
   const visits = Math.max(1, Number($('visits').value) || 1);
   setStatus(`The model is thinking (${mode === 'browser' ? 'in this browser' : 'on the server'}, ${visits} visits)…`, 'busy');
   try {
-    const result = mode === 'browser' ? await search(game, net, visits) : await thinkOnServer(visits);
+    const evaluator = net;
+    const result = mode === 'browser' ? await search(game, evaluator, visits) : await thinkOnServer(visits);
     if (id !== gameId) return;
+    mark('searched');
     showAnalysis(result, mode);
     const made = game.push(result.best);
-    state.modelMoves.push({ uci: uciOf(made), mode, visits, at: performance.now() });
+    state.modelMoves.push({ uci: uciOf(made), mode, visits, at: performance.now(), evaluations: result.evaluations,
+      seconds: result.seconds, netSeconds: result.netSeconds, optimized: mode === 'browser' ? evaluator.optimized : null });
     setStatus(rung ? `${rung} to move…` : 'Your move.', 'ready');
   } catch (error) {
     state.errors.push(String(error.message || error));
@@ -161,9 +176,37 @@ async function modelMove() {
     if (id === gameId) {
       thinking = false;
       redraw();
+      if (state.modelMoves.length) {
+        mark('shown');
+        optimize();
+      }
     }
   }
   if (rung) await opponentMove();
+}
+
+/**
+ * Once the first model move is on the board: a second session over the same
+ * bytes with ONNX Runtime's graph optimisations (net.js: slower to start,
+ * faster once warm), self-checked on the golden positions exactly as the
+ * first. The search uses it from the next move on if it passes, and keeps the
+ * first (checked) session otherwise; czState.optimized says which. The first
+ * session stays allocated: a search of an abandoned game may still use it.
+ */
+function optimize() {
+  optimizing ??= (async () => {
+    try {
+      const faster = await loadNet(checked.bytes, { optimized: true });
+      const check = await checkNetwork(checked.encoded, faster, checked.bytes);
+      state.optimized = { ok: check.ok, checked: check.checked, failures: check.failures };
+      if (check.ok) net = faster;
+    } catch (error) {
+      state.optimized = { ok: false, checked: 0, failures: [String(error.message || error)] };
+    }
+    $('check').textContent += state.optimized.ok
+      ? ' The optimised session passed it too and plays from now on.'
+      : ' The optimised session did not pass it: the page keeps the unoptimised one.';
+  })();
 }
 
 async function opponentMove() {
@@ -266,7 +309,8 @@ async function start() {
   $('export-pgn').addEventListener('click', exportPgn);
   try {
     setStatus('Loading the model…', 'busy');
-    // The model downloads and compiles while the golden positions are re-encoded.
+    // At once (ONNX Runtime is already starting): the model's download and session, the golden
+    // positions' re-encoding as soon as their file is there, and the model's description.
     const session = fetch('/model.onnx').then(async (response) => {
       if (!response.ok) throw new Error(`no model (${response.status})`);
       const bytes = await response.arrayBuffer();
@@ -275,9 +319,16 @@ async function start() {
       mark('session');
       return { bytes, loaded };
     });
-    session.catch(() => {}); // awaited below; a failure is reported there
-    const [infoResponse, goldenResponse] = await Promise.all([fetch('/api/info'), fetch('/golden.json')]);
-    info = await infoResponse.json();
+    const encoding = fetch('/golden.json').then(async (response) => {
+      if (!response.ok) throw new Error(`no golden file (${response.status})`);
+      const golden = await response.json();
+      mark('golden');
+      const encoded = await encodeGolden(golden);
+      mark('encoded');
+      return encoded;
+    });
+    for (const later of [session, encoding]) later.catch(() => {}); // awaited below; a failure is reported there
+    info = await (await fetch('/api/info')).json();
     for (const { name, rating } of info.opponents) {
       const option = document.createElement('option');
       option.value = name;
@@ -287,13 +338,12 @@ async function start() {
     $('opponent').value = rung;
     $('model').textContent = info.label;
     $('model-detail').textContent = info.detail;
-    if (!goldenResponse.ok) throw new Error(`no golden file (${goldenResponse.status})`);
-    const golden = await goldenResponse.json();
     setStatus('Checking the encoding against the golden file…', 'busy');
-    const encoded = await encodeGolden(golden);
-    mark('encoded');
+    const encoded = await encoding;
+    const { golden } = encoded;
     const { bytes, loaded } = await session;
     net = loaded;
+    checked = { encoded, bytes };
     const check = await checkNetwork(encoded, net, bytes);
     state.check = check;
     mark('checked');

@@ -64,8 +64,9 @@ function select(node) {
 /**
  * Searches `game` (a GameRecord, left as it was) to `visits` root visits with
  * `net.evaluate(planes, n)` -> {logits, wdl}. Returns the chosen move, the
- * root's network WDL, the backed-up value, the principal variation and every
- * root move's visits and prior.
+ * root's network WDL, the backed-up value, the principal variation, every
+ * root move's visits and prior, and the time taken (seconds; netSeconds of it
+ * waiting for the network).
  */
 export async function search(game, net, visits) {
   if (game.termination() !== null) throw new Error(`the game is over (${game.termination()})`);
@@ -73,6 +74,7 @@ export async function search(game, net, visits) {
   const root = new Node(null, 1);
   let rootWdl = null;
   let evaluations = 0;
+  let netMs = 0; // time spent waiting for the network
   const started = performance.now();
   while (root.n < visits) {
     const path = [root];
@@ -94,7 +96,9 @@ export async function search(game, net, visits) {
         value = 0; // twofold inside the tree: a draw (not stored; the game itself goes on)
       } else {
         encode(game, planes);
+        const asked = performance.now();
         const { logits, wdl } = await net.evaluate(planes, 1);
+        netMs += performance.now() - asked;
         evaluations++;
         if (logits.length !== NUM_ACTIONS) throw new Error(`the network returned ${logits.length} policy logits`);
         node.children = priors(game, logits).map(({ move, prior }) => new Node(move, prior));
@@ -129,6 +133,7 @@ export async function search(game, net, visits) {
     visits: root.n,
     evaluations,
     seconds: (performance.now() - started) / 1000,
+    netSeconds: netMs / 1000,
     pv,
     moves: ranked.map((c, i) => ({ uci: uciOf(c.move), san: i < 8 ? game.san(c.move) : null, visits: c.n, prior: c.prior })),
   };

@@ -25,21 +25,28 @@ export async function encodeGolden(golden) {
   const comparable = failures.length === 0; // the file's structure is readable: compare every value
   const batch = new Float32Array(positions.length * NUM_PLANES * 64);
   const games = [];
+  const problems = positions.map(() => []); // per position, so that the failures keep the file's order
+  const hashed = [];
   for (const [i, p] of positions.entries()) {
     let game;
     try {
       game = GameRecord.fromUci(p.start_fen, p.moves);
     } catch (error) {
-      failures.push(`${p.id}: ${error.message}`);
+      problems[i].push(`${p.id}: ${error.message}`);
       games.push(null);
       continue;
     }
     games.push(game);
     const planes = encode(game, batch.subarray(i * NUM_PLANES * 64, (i + 1) * NUM_PLANES * 64));
-    if ((await planesSha256(planes)) !== p.planes_sha256) failures.push(`${p.id}: the input planes differ from the Python encoding`);
+    // The hashes are computed together, after the encoding: one await for all of them.
+    hashed.push(planesSha256(planes).then((sha) => {
+      if (sha !== p.planes_sha256) problems[i].unshift(`${p.id}: the input planes differ from the Python encoding`);
+    }));
     const legal = game.legalActions();
-    if (legal.join(',') !== (p.legal || []).join(',')) failures.push(`${p.id}: legal action ids differ (${legal.length} here, ${(p.legal || []).length} golden)`);
+    if (legal.join(',') !== (p.legal || []).join(',')) problems[i].push(`${p.id}: legal action ids differ (${legal.length} here, ${(p.legal || []).length} golden)`);
   }
+  await Promise.all(hashed);
+  failures.push(...problems.flat());
   return { golden, games, batch, failures, comparable };
 }
 
