@@ -69,7 +69,12 @@ class Run:
 
     def sizes(self) -> str:
         sizes = self.summary.get("sizes")
-        return " -> ".join(sizes) if sizes else "?"
+        return " -> ".join(sizes) if sizes else "not recorded"
+
+    def titled(self) -> str:
+        """The name, with the sizes when the run recorded them."""
+        sizes = self.summary.get("sizes")
+        return f"{self.name} ({' -> '.join(sizes)})" if sizes else self.name
 
     def matches(self) -> list[tuple[str, str]]:
         return [(m["opponent"], m["mode"]) for m in self.summary.get("final_evaluation", {}).get("matches", [])]
@@ -193,7 +198,7 @@ def draw(base: Run, run: Run, path: Path) -> Path:
     _campaign_panel(axes[0], base, run, "searched")
     _campaign_panel(axes[1], base, run, "policy")
     _final_panel(axes[2], base, run)
-    fig.suptitle(f"{run.name} ({run.sizes()}) against {base.name} ({base.sizes()})")
+    fig.suptitle(f"{run.titled()} against {base.titled()}")
     fig.tight_layout()
     fig.savefig(path, dpi=100, metadata={"Software": None})
     plt.close(fig)
