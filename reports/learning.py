@@ -448,10 +448,17 @@ def markdown(curve: Curve, summary: dict[str, Any], figure: str = FIGURE) -> str
     return "\n".join(lines)
 
 
+def load_run(folder: Path) -> tuple[Curve, dict[str, Any]]:
+    """The curve and summary a benchmark run saved in `folder`."""
+    for name in (CURVE, SUMMARY):
+        if not (folder / name).is_file():
+            raise FileNotFoundError(f"{folder}: no {name} (a folder written by benchmarks/bench_learning.py)")
+    return read_csv(folder / CURVE), json.loads((folder / SUMMARY).read_text())
+
+
 def redraw(folder: Path) -> tuple[Path, Path]:
     """Writes ``learning.png`` and ``learning.md`` from the folder's curve and summary."""
-    curve = read_csv(folder / CURVE)
-    summary = json.loads((folder / SUMMARY).read_text())
+    curve, summary = load_run(folder)
     figure = draw_figure(curve, summary, folder / FIGURE)
     table = folder / TABLE
     table.write_text(markdown(curve, summary))

@@ -24,7 +24,6 @@ Run by ``dvc repro learning-compare`` (dvc.yaml) or by hand::
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 from dataclasses import dataclass
@@ -37,8 +36,16 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from learning import CURVE, SUMMARY, final_match, mark_events, progressive_lines, size_events  # noqa: E402
-from learning_curve import WALL_MIN, Curve, read_csv  # noqa: E402
+from learning import (  # noqa: E402
+    CURVE,
+    SUMMARY,
+    final_match,
+    load_run,
+    mark_events,
+    progressive_lines,
+    size_events,
+)
+from learning_curve import WALL_MIN, Curve  # noqa: E402
 
 from chesszero.campaign import metrics as M  # noqa: E402
 
@@ -58,10 +65,7 @@ class Run:
 
     @classmethod
     def load(cls, folder: Path) -> Run:
-        for name in (CURVE, SUMMARY):
-            if not (folder / name).is_file():
-                raise FileNotFoundError(f"{folder}: no {name} (a folder written by benchmarks/bench_learning.py)")
-        return cls(folder, read_csv(folder / CURVE), json.loads((folder / SUMMARY).read_text()))
+        return cls(folder, *load_run(folder))
 
     @property
     def name(self) -> str:
