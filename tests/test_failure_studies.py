@@ -41,6 +41,12 @@ def check_report(out: Path, name: str) -> dict:
         assert f"]({fig})" in md
     assert summary["finding"] and summary["finding"] in md
     assert all(math.isfinite(v) for v in summary["headline"].values())
+    machine, phases = summary["machine"], summary["phases"]
+    assert machine["cpus"] >= 1 and machine["own_cpu_s"] > 0 and machine["load_15min"] >= 0
+    assert 0 <= sum(phases.values()) <= summary["wall_s"]
+    if name != "refit-drift":  # every campaign arm is timed on its own
+        assert any(label.startswith("campaign `") for label in phases), phases
+    assert StudyReport(**{**summary, "tables": []}).timing() in md
     from mlflow.tracking import MlflowClient
 
     run = MlflowClient(tracking_uri=summary["mlflow"]["uri"]).get_run(summary["mlflow"]["run_id"])
@@ -78,6 +84,17 @@ def test_tables_round_trip_and_reject_ragged_rows(tmp_path: Path) -> None:
     assert tables == {"T one": [{"a": "r", "b": "0.5"}, {"a": "s", "b": "—"}], "T two": [{"c": "3"}]}
     with pytest.raises(ValueError, match="cells"):
         Table("bad", ["a", "b"], [[1]])
+
+
+def test_timing_sentence_names_phases_the_rest_and_the_load() -> None:
+    report = StudyReport("x", "X", "paper", "finding", "small", wall_s=600.0,
+                         phases={"campaign `a`": 240.0, "campaign `b`": 300.0},
+                         machine={"cpus": 2.0, "own_cpu_s": 1080.0, "load_1min": 1.5, "load_15min": 1.9})
+    assert report.timing() == ("Time: campaign `a` 4.0 min, campaign `b` 5.0 min, the rest 1.0 min. Machine: 2 "
+                               "CPUs; the study's own processes kept 1.80 of them busy on average; load average "
+                               "at the end 1.50 (1 min), 1.90 (15 min).")
+    assert report.timing() in report.markdown()
+    assert StudyReport("x", "X", "paper", "finding", "small").timing() == ""
 
 
 def test_an_unknown_study_is_named() -> None:

@@ -87,7 +87,7 @@ def run_arms(ctx: StudyContext, tracker: StudyRun, *, base_preset: str, arms: li
         name = f"{ctx.name}-{arm.slug}"
         shutil.rmtree(ctx.work / "runs" / name, ignore_errors=True)
         campaign = Campaign.open(ctx.work, name, preset=arm.slug)
-        with Reporter(campaign, enabled=True) as reporter:
+        with ctx.phase(f"campaign `{arm.slug}`"), Reporter(campaign, enabled=True) as reporter:
             run_local(campaign, Limits(generations=generations, hours=1000.0), reporter)
         run_id, series = _series(ctx.tracking_uri, name)
         tracker.adopt(run_id)

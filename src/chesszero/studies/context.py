@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import enum
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -49,6 +50,16 @@ class StudyContext:
     out: Path  # reports/failures
     seed: int = 0
     started: float = field(default_factory=time.time)
+    phases: dict[str, float] = field(default_factory=dict)  # label -> seconds, in the order run
+
+    @contextmanager
+    def phase(self, label: str) -> Iterator[None]:
+        """Times a named part of the study (a campaign arm, an analysis step) for its report."""
+        began = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.phases[label] = self.phases.get(label, 0.0) + time.perf_counter() - began
 
     @classmethod
     def create(cls, name: str, scale: Scale, *, project: Path, work_root: Path | None = None,

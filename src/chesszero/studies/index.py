@@ -26,8 +26,10 @@ def write_index(out: Path) -> Path:
             lines += [f"Not yet produced: run `chesszero study {spec.name}`.", ""]
         else:
             summary = load_summary(summary_path)
+            cpus = int(summary.get("machine", {}).get("cpus", 0))
             lines += [f"[{spec.name}.md]({spec.name}.md), scale `{summary['scale']}`, "
-                      f"{float(summary.get('wall_s', 0.0)) / 60:.1f} min.", "", summary["finding"], ""]
+                      f"{float(summary.get('wall_s', 0.0)) / 60:.1f} min" + (f" on {cpus} CPUs." if cpus else "."),
+                      "", summary["finding"], ""]
     path = out / "index.md"
     out.mkdir(parents=True, exist_ok=True)
     atomic_write_text(path, "\n".join(lines))

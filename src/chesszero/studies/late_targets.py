@@ -131,8 +131,9 @@ def run_late_targets(ctx: StudyContext) -> StudyReport:
     settings = actor_settings(cfg, actor=0, seed=ctx.seed + 101, archive_path=ctx.work / "cut-archive.sqlite")
     actor = SelfPlayActor(settings)
     try:
-        report = actor.play(session, visits=visits, ply_cap=ply_cap, model_id="study", generation=generation,
-                            games=s.games)
+        with ctx.phase(f"{s.games} games for cut positions"):
+            report = actor.play(session, visits=visits, ply_cap=ply_cap, model_id="study", generation=generation,
+                                games=s.games)
     finally:
         actor.close()
     capped = [r for r in report.records if r.termination == "ply_cap" and len(r.moves) >= 2]
@@ -151,7 +152,9 @@ def run_late_targets(ctx: StudyContext) -> StudyReport:
         "raw network value at the cut": [float(r.plies[-1].raw_value) for r in capped],
         "material / 39 (paper's baseline)": [material_value(g.fen()) for g in at_cut],
     }
-    continued = play_on(at_cut, session, visits=visits, options=options, extra_plies=s.extra_plies, seed=ctx.seed)
+    with ctx.phase(f"continued play (up to {s.extra_plies} plies)"):
+        continued = play_on(at_cut, session, visits=visits, options=options, extra_plies=s.extra_plies,
+                            seed=ctx.seed)
     outcomes = np.stack([outcome_onehot(c.result, bool(g.turn)) for c, g in zip(continued, at_cut, strict=True)])
     scores = [score_estimator(name, np.array(v), outcomes) for name, v in estimates.items()]
     adjudicated = sum(c.adjudicated for c in continued)

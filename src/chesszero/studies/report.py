@@ -77,12 +77,34 @@ class StudyReport:
     mlflow: dict[str, str] = field(default_factory=dict)  # tracking uri and parent run id
     command: str = ""
     wall_s: float = 0.0
+    phases: dict[str, float] = field(default_factory=dict)  # named parts of the run -> seconds
+    machine: dict[str, float] = field(default_factory=dict)  # cpus, own CPU seconds, load average at the end
+
+    def timing(self) -> str:
+        """Where the wall time went and how busy the machine was, in one sentence."""
+        if not self.phases and not self.machine:
+            return ""
+        parts = [f"{label} {secs / 60:.1f} min" for label, secs in self.phases.items()]
+        rest = self.wall_s - sum(self.phases.values())
+        if self.phases and rest > 0:
+            parts.append(f"the rest {rest / 60:.1f} min")
+        text = "Time: " + ", ".join(parts) + "." if parts else ""
+        m = self.machine
+        if m.get("cpus") and self.wall_s > 0:
+            own = m.get("own_cpu_s", 0.0) / self.wall_s
+            text += (f" Machine: {int(m['cpus'])} CPUs; the study's own processes kept {own:.2f} of them busy on "
+                     f"average; load average at the end {m.get('load_1min', 0.0):.2f} (1 min), "
+                     f"{m.get('load_15min', 0.0):.2f} (15 min).")
+        return text.strip()
 
     def markdown(self) -> str:
         parts = [f"# {self.title}", "",
                  f"Scale `{self.scale}`; wall time {self.wall_s / 60:.1f} min; regenerate with "
-                 f"`{self.command}`." if self.command else f"Scale `{self.scale}`.", "",
-                 "## Finding", "", self.finding, "", "## The paper", "", self.paper, ""]
+                 f"`{self.command}`." if self.command else f"Scale `{self.scale}`.", ""]
+        if self.timing():
+            parts += [self.timing(), ""]
+        parts += [
+            "## Finding", "", self.finding, "", "## The paper", "", self.paper, ""]
         if self.mlflow:
             parts += [f"MLflow: parent run `{self.mlflow.get('run_id', '')}` in `{self.mlflow.get('shown', self.mlflow.get('uri', ''))}`.", ""]
         parts += ["## Measurements", ""]

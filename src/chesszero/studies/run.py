@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import resource
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -41,6 +43,12 @@ STUDIES: dict[str, StudySpec] = {s.name: s for s in (
 )}
 
 
+def _cpu_seconds() -> float:
+    """CPU seconds used so far by this process (all threads) and its finished children."""
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
 def run_study(name: str, scale: Scale, *, project: Path, out: Path | None = None,
               work_root: Path | None = None, seed: int = 0) -> Path:
     """Runs study ``name`` at ``scale``; writes its report and the index; returns the report path."""
@@ -50,9 +58,13 @@ def run_study(name: str, scale: Scale, *, project: Path, out: Path | None = None
         raise ValueError(f"unknown study {name!r}; known: {', '.join(STUDIES)}")
     runner = STUDIES[name].load()
     ctx = StudyContext.create(name, scale, project=project, work_root=work_root, out=out, seed=seed)
-    started = time.perf_counter()
+    started, cpu_before = time.perf_counter(), _cpu_seconds()
     report = runner(ctx)
     report.wall_s = time.perf_counter() - started
+    report.phases = dict(ctx.phases)
+    load_1, _, load_15 = os.getloadavg()
+    report.machine = {"cpus": float(os.cpu_count() or 0), "own_cpu_s": _cpu_seconds() - cpu_before,
+                      "load_1min": load_1, "load_15min": load_15}
     path = write_report(report, ctx.out)
     if report.mlflow.get("run_id"):
         from mlflow.tracking import MlflowClient
