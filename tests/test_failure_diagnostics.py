@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pytest
 
@@ -92,3 +93,36 @@ def test_campaign_metrics_sum_actor_summaries() -> None:
                        label="main")
     assert cap_metrics([old]) == {}
     assert all(math.isfinite(v) for v in metrics.values())
+
+
+def _valued(record: GameRecord, result: str, termination: str) -> GameRecord:
+    """``record`` with root value ``ply / 10`` and raw value ``-ply / 10`` at each search, and the given ending."""
+    plies = [replace(p, root_value=p.ply / 10, raw_value=-p.ply / 10) for p in record.plies]
+    return replace(record, plies=plies, result=result, termination=termination)  # type: ignore[arg-type]
+
+
+def test_cut_positions_take_the_position_searches_and_outcome_at_the_cut_ply() -> None:
+    from chesszero import core
+    from chesszero.studies.early_cut import cut_positions
+
+    won = _valued(_record(2, 6, list(range(6))), "1-0", "checkmate")  # 8 plies: cut at 5 -> moves index 3
+    capped = replace(_valued(_record(0, 8, list(range(8))), "1/2-1/2", "ply_cap"), game_id="capped")
+    short = replace(_valued(_record(2, 3, [0, 1, 2]), "0-1", "checkmate"), game_id="short")  # over before ply 5
+    unsearched = replace(_valued(_record(3, 5, [0, 1, 3, 4]), "0-1", "checkmate"), game_id="gap")  # cut ply 5 -> 2
+    cuts = cut_positions([won, capped, short, unsearched], cut_ply=5)
+    assert [c.game_id for c in cuts] == ["g", "capped"]
+    first, second = cuts
+    expected = core.Game(START)
+    for uci in MOVES[:5]:
+        expected.push_uci(uci)
+    assert first.at.fen() == expected.fen() and not first.at.turn  # black to move after 5 plies
+    assert first.before.fen() != first.at.fen() and first.before.turn
+    assert first.recorded.ply == 3 and first.recorded.root_value == pytest.approx(0.3)
+    assert first.preceding.ply == 2 and first.preceding.root_value == pytest.approx(0.2)
+    assert first.outcome.tolist() == [0.0, 0.0, 1.0]  # white won: a loss for black, to move at the cut
+    assert first.decisive and not first.adjudicated and first.plies_after == 3
+    assert second.recorded.ply == 5 and second.plies_after == 3 and second.adjudicated and not second.decisive
+    assert second.outcome.tolist() == [0.0, 1.0, 0.0]
+    with pytest.raises(ValueError, match="cut_ply"):
+        cut_positions([won], cut_ply=0)
+

@@ -65,8 +65,16 @@ class CycleSettings:
             return cls("smoke", 2, ("plain", "assist-conversion"),
                        {**cheap_eval, "evaluate.visits": 8, "selfplay.material_assist": [[0, 0.5]],
                         "search.draw_score": 0.2})
-        return cls("cpu", 4, tuple(a.slug for a in ARMS),
+        return cls("cpu", 8, tuple(a.slug for a in ARMS),
                    {**cheap_eval, "evaluate.visits": 32, "train.steps_per_quantum": 32})
+
+
+def _late_non_decisive(result: ArmResult, since: int) -> float | None:
+    """Games-weighted non-decisive rate over generations ``since`` onwards (None without games)."""
+    pairs = [(nd, n) for nd, n in zip(result.at(M.NON_DECISIVE)[since:], result.at(M.SELFPLAY_GAMES)[since:],
+                                      strict=True) if nd is not None and n]
+    games = sum(n for _, n in pairs)
+    return sum(nd * n for nd, n in pairs) / games if games else None
 
 
 def _share(result: ArmResult, name: str) -> float:
@@ -87,6 +95,7 @@ def run_draw_cycle(ctx: StudyContext) -> StudyReport:
     gens = list(range(s.generations))
     value_key = M.loss_key("value")
     per_gen_rows, summary_rows = [], []
+    late = s.generations // 2  # the second half of the run
     for r in results:
         for g in gens:
             per_gen_rows.append([r.arm.label, g, r.at(value_key)[g], r.at(M.NON_DECISIVE)[g],
@@ -95,10 +104,10 @@ def run_draw_cycle(ctx: StudyContext) -> StudyReport:
         last_value = r.values(value_key)[-1]
         score = r.values(M.score_key("searched", "random")) or r.values(M.score_key("policy", "random"))
         summary_rows.append([r.arm.label, int(r.total(M.SELFPLAY_GAMES)), last_value, last_value - LN3,
-                             r.values(M.NON_DECISIVE)[-1], _share(r, "ply_cap"), _share(r, "checkmate"),
+                             _late_non_decisive(r, late), _share(r, "ply_cap"), _share(r, "checkmate"),
                              score[-1] if score else None])
         tracker.log_metrics({f"{r.arm.slug}/value_loss_last": last_value,
-                             f"{r.arm.slug}/non_decisive_last": r.values(M.NON_DECISIVE)[-1]})
+                             f"{r.arm.slug}/non_decisive_late": summary_rows[-1][4]})
     term_rows = [[r.arm.label, *[_share(r, t) for t in M.TERMINATIONS]] for r in results]
     figs = ctx.out / NAME
     plots.line_figure(figs / "value_loss.png", gens, {r.arm.label: r.at(value_key) for r in results},
@@ -117,7 +126,7 @@ def run_draw_cycle(ctx: StudyContext) -> StudyReport:
 
     def describe(r: ArmResult, row: list[Any]) -> str:
         return (f"'{r.arm.label}' ended at value loss {row[2]:.3f} ({row[3]:+.3f} from ln 3) with "
-                f"{row[4]:.0%} of the last generation's games non-decisive ({row[5]:.0%} of all its games "
+                f"{row[4]:.0%} of its games from generation {late} on non-decisive ({row[5]:.0%} of all its games "
                 f"capped, {row[6]:.0%} mated)")
 
     finding = (
@@ -132,7 +141,7 @@ def run_draw_cycle(ctx: StudyContext) -> StudyReport:
         + (" This is the quick scale: a couple of tiny generations, a smoke test of the study rather than "
            "evidence." if ctx.quick else ""))
     tables = [
-        Table("Summary by arm", ["arm", "games", "value loss (last)", "minus ln 3", "non-decisive (last gen)",
+        Table("Summary by arm", ["arm", "games", "value loss (last)", "minus ln 3", f"non-decisive (generations {late}+)",
                                  "capped share (all)", "checkmate share (all)", "score vs random (last eval)"],
               summary_rows, note=f"ln 3 = {LN3:.4f}: the cross-entropy of a uniform W/D/L prediction."),
         Table("By generation", ["arm", "generation", "value loss", "non-decisive rate", "capped share",

@@ -9,29 +9,31 @@
    cut target, share of plies without a training row, beside self-play
    conversion and the non-decisive rate. The report compares the two
    policies (last generation and mean over the run).
-2. With the retained campaign's final active artifact and its self-play setup (search
-   options, material assist at that generation), one actor plays games at
-   the recipe's ply cap. Every game cut at the cap gives a cut position;
-   each estimator values it:
+2. With the retained campaign's final active artifact and its self-play setup
+   (search options, material assist at that generation), one actor plays
+   games with a longer ply cap (the recipe's cap plus the study's
+   extension). Every game still going at the recipe's cap gives the position
+   it would have been cut at (``studies.early_cut``: the paper's "early-cut
+   positions whose outcome came from play beyond the cap"); each estimator
+   values it:
 
-   - the dedicated full search at the cut (fresh tree, the visit cap) -- retained;
-   - the actor's own cap search (``cap_value`` of the record, same budget);
+   - the dedicated full search at the cut (fresh tree, the visit cap, no root noise) -- retained;
+   - the actor's own full search at the cut, as recorded (with root noise);
    - the preceding move's cheap search (the position before the cut, a
      fraction of the visit cap, sign reversed) -- the paper's affected run;
    - the preceding move's recorded full search (sign reversed);
    - the raw network value at the cut;
    - the material baseline, material / 39.
 
-   The outcome is then found by playing each cut game on with the same
-   evaluator and search (unfinished after the extension: a draw, counted).
-   Brier error and cross-entropy of ``wdl(v)`` against it
-   (``studies.cut_targets``), beside the paper's 0.444/0.756 (cut search)
-   and 0.491/0.851 (material).
+   The outcome is the result the game then reached (still unfinished at the
+   longer cap: a draw, counted). Brier error and cross-entropy of ``wdl(v)``
+   against it (``studies.cut_targets``), beside the paper's 0.444/0.756
+   (cut search) and 0.491/0.851 (material).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -59,9 +61,9 @@ PAPER = ("Paper 6.1: an earlier design excluded the late-game tail from training
 class LateSettings:
     base_preset: str
     generations: int
-    games: int  # self-play games played for cut positions
+    games: int  # self-play games played (with the longer cap) for cut positions
     cheap_divisor: int  # cheap search = visit cap // this
-    extra_plies: int  # continuation beyond the cut
+    extra_plies: int  # the longer cap = the recipe's ply cap + this
     common: dict[str, Any]
 
     @classmethod
@@ -71,29 +73,8 @@ class LateSettings:
                       "campaign.checkpoint_every": 1000}
         if quick:
             return cls("smoke", 1, 8, 4, 40, {**cheap_eval, "selfplay.ply_cap": [[0, 24]]})
-        return cls("cpu", 6, 24, 8, 150, {**cheap_eval, "train.steps_per_quantum": 32,
-                                           "selfplay.games_in_flight": 12, "selfplay.batch_size": 6})
-
-
-def _cut_games(record: Any) -> tuple[Any, Any]:
-    """(game at the cut, game one ply before it)."""
-    from chesszero import core
-
-    before = core.Game(record.start_fen)
-    for uci in [*record.prefix_moves, *record.moves[:-1]]:
-        before.push_uci(uci)
-    at = before.copy()
-    at.push_uci(record.moves[-1])
-    return at, before
-
-
-def _previous_recorded(record: Any) -> float:
-    """The recorded root value of the search before the last move, from the cut's side (sign reversed)."""
-    last = len(record.moves) - 1
-    for p in record.plies:
-        if p.ply == last and not p.is_cap_search:
-            return -float(p.root_value)
-    raise ValueError(f"game {record.game_id}: no recorded search before its last move")
+        return cls("cpu", 10, 96, 8, 150, {**cheap_eval, "train.steps_per_quantum": 32,
+                                            "selfplay.games_in_flight": 12, "selfplay.batch_size": 6})
 
 
 def run_late_targets(ctx: StudyContext) -> StudyReport:
@@ -104,8 +85,9 @@ def run_late_targets(ctx: StudyContext) -> StudyReport:
     from chesszero.search.assist import with_material_assist
     from chesszero.selfplay.actor import SelfPlayActor
     from chesszero.studies import late_policy, plots
-    from chesszero.studies.continuation import play_on, search_values
-    from chesszero.studies.cut_targets import material_value, outcome_onehot, score_estimator
+    from chesszero.studies.continuation import search_values
+    from chesszero.studies.cut_targets import material_value, score_estimator
+    from chesszero.studies.early_cut import cut_positions
 
     s = LateSettings.for_scale(ctx.quick)
     base_cfg = load_config(ctx.project / "params.yaml", preset=s.base_preset, overrides=s.common)
@@ -128,37 +110,37 @@ def run_late_targets(ctx: StudyContext) -> StudyReport:
     ply_cap = cfg.selfplay.ply_cap.at(generation)
     session = with_material_assist(load_evaluator(str(state.active_artifact), threads=1, plain_onnx=False),
                                    cfg.selfplay.material_assist.at(generation), scale=cfg.selfplay.material_scale)
-    settings = actor_settings(cfg, actor=0, seed=ctx.seed + 101, archive_path=ctx.work / "cut-archive.sqlite")
+    settings = replace(actor_settings(cfg, actor=0, seed=ctx.seed + 101,
+                                      archive_path=ctx.work / "cut-archive.sqlite"), restart_fraction=0.0)
     actor = SelfPlayActor(settings)
     try:
-        with ctx.phase(f"{s.games} games for cut positions"):
-            report = actor.play(session, visits=visits, ply_cap=ply_cap, model_id="study", generation=generation,
-                                games=s.games)
+        with ctx.phase(f"{s.games} games to {ply_cap + s.extra_plies} plies"):
+            report = actor.play(session, visits=visits, ply_cap=ply_cap + s.extra_plies, model_id="study",
+                                generation=generation, games=s.games)
     finally:
         actor.close()
-    capped = [r for r in report.records if r.termination == "ply_cap" and len(r.moves) >= 2]
-    if not capped:
-        raise RuntimeError(f"{NAME}: none of {report.games} self-play games reached the ply cap {ply_cap}")
+    cuts = cut_positions(report.records, ply_cap)
+    if not cuts:
+        raise RuntimeError(f"{NAME}: none of {report.games} self-play games was still going at ply {ply_cap}")
     options = SearchOptions(**{**settings.search, "dirichlet_epsilon": 0.0})
-    at_cut, before_cut = zip(*(_cut_games(r) for r in capped), strict=True)
     cheap = max(1, visits // s.cheap_divisor)
-    estimates: dict[str, list[float]] = {
-        f"dedicated full search at the cut ({visits} visits; retained)":
-            search_values(at_cut, session, visits=visits, options=options, seed=ctx.seed),
-        "the actor's cap search (cap_value)": [float(r.cap_value) for r in capped],
-        f"preceding move's cheap search ({cheap} visits; paper's affected run)":
-            [-v for v in search_values(before_cut, session, visits=cheap, options=options, seed=ctx.seed)],
-        "preceding move's recorded full search": [_previous_recorded(r) for r in capped],
-        "raw network value at the cut": [float(r.plies[-1].raw_value) for r in capped],
-        "material / 39 (paper's baseline)": [material_value(g.fen()) for g in at_cut],
-    }
-    with ctx.phase(f"continued play (up to {s.extra_plies} plies)"):
-        continued = play_on(at_cut, session, visits=visits, options=options, extra_plies=s.extra_plies,
-                            seed=ctx.seed)
-    outcomes = np.stack([outcome_onehot(c.result, bool(g.turn)) for c, g in zip(continued, at_cut, strict=True)])
+    with ctx.phase("searches at the cut"):
+        estimates: dict[str, list[float]] = {
+            f"dedicated full search at the cut ({visits} visits; retained)":
+                search_values([c.at for c in cuts], session, visits=visits, options=options, seed=ctx.seed),
+            "the actor's own search at the cut (recorded, root noise)": [float(c.recorded.root_value) for c in cuts],
+            f"preceding move's cheap search ({cheap} visits; paper's affected run)":
+                [-v for v in search_values([c.before for c in cuts], session, visits=cheap, options=options,
+                                           seed=ctx.seed)],
+            "preceding move's recorded full search": [-float(c.preceding.root_value) for c in cuts],
+            "raw network value at the cut": [float(c.recorded.raw_value) for c in cuts],
+            "material / 39 (paper's baseline)": [material_value(c.at.fen()) for c in cuts],
+        }
+    outcomes = np.stack([c.outcome for c in cuts])
     scores = [score_estimator(name, np.array(v), outcomes) for name, v in estimates.items()]
-    adjudicated = sum(c.adjudicated for c in continued)
-    decisive = int((outcomes[:, 1] == 0).sum())
+    adjudicated = sum(c.adjudicated for c in cuts)
+    decisive = sum(c.decisive for c in cuts)
+    went_on = float(np.median([c.plies_after for c in cuts]))
 
     # ---- report
     gens = list(range(s.generations))
@@ -168,7 +150,7 @@ def run_late_targets(ctx: StudyContext) -> StudyReport:
     by_name = {sc.name: sc for sc in scores}
     search_score, material_score = scores[0], by_name["material / 39 (paper's baseline)"]
     cheap_score = scores[2]
-    headline = {"positions": len(capped), "decisive_outcomes": decisive, "adjudicated": adjudicated,
+    headline = {"positions": len(cuts), "median_plies_after_cut": went_on, "decisive_outcomes": decisive, "adjudicated": adjudicated,
                 "search_brier": search_score.brier, "search_ce": search_score.cross_entropy,
                 "cheap_brier": cheap_score.brier, "cheap_ce": cheap_score.cross_entropy,
                 "material_brier": material_score.brier, "material_ce": material_score.cross_entropy,
@@ -184,7 +166,7 @@ def run_late_targets(ctx: StudyContext) -> StudyReport:
     figs = ctx.out / NAME
     plots.bar_figure(figs / "estimators.png", ["Brier", "cross-entropy"],
                      {sc.name.split(" (")[0]: [sc.brier, sc.cross_entropy] for sc in scores},
-                     title=f"Cut-target estimators on {len(capped)} cut positions (lower is better)",
+                     title=f"Cut-target estimators on {len(cuts)} cut positions (lower is better)",
                      ylabel="score", references={"paper: search 0.444 / 0.756": PAPER_SEARCH[0]})
     shown = late_policy.QUANTITIES[:4]  # conversion and the three diagnostics
     plots.line_figure(figs / "diagnostics.png", gens,
@@ -196,9 +178,10 @@ def run_late_targets(ctx: StudyContext) -> StudyReport:
                               for r in results for i, (_, label, _) in enumerate(shown)})
     order = "below" if search_score.brier < material_score.brier else "not below"
     finding = (
-        f"On {len(capped)} positions cut at the {ply_cap}-ply cap by the final artifact of the retained {s.generations}-"
-        f"generation `{s.base_preset}` campaign, continued for up to {s.extra_plies} plies ({decisive} decisive, "
-        f"{adjudicated} still unfinished and scored draws), the dedicated full search at the cut scored Brier "
+        f"On {len(cuts)} positions where self-play games of the final artifact of the retained {s.generations}-"
+        f"generation `{s.base_preset}` campaign would have been cut at its {ply_cap}-ply cap, but played on to "
+        f"{ply_cap + s.extra_plies} plies (median {went_on:.0f} more plies; {decisive} decisive, {adjudicated} "
+        f"unfinished and scored draws), the dedicated full search at the cut scored Brier "
         f"{search_score.brier:.3f} / cross-entropy {search_score.cross_entropy:.3f}, the preceding move's cheap "
         f"search {cheap_score.brier:.3f} / {cheap_score.cross_entropy:.3f} and material / 39 "
         f"{material_score.brier:.3f} / {material_score.cross_entropy:.3f} (paper: {PAPER_SEARCH[0]} / "
@@ -210,11 +193,11 @@ def run_late_targets(ctx: StudyContext) -> StudyReport:
         + late_policy.finding(results, s.generations, s.base_preset)
         + (" Quick scale: a smoke test of the study, not evidence." if ctx.quick else ""))
     tables = [
-        Table("Cut-target estimators against continued play",
+        Table("Cut-target estimators against the outcome reached past the cut",
               ["estimator", "positions", "Brier", "cross-entropy", "sign accuracy (decisive)"],
               [sc.row for sc in scores],
-              note=f"Outcomes: {decisive} decisive, {len(capped) - decisive - adjudicated} drawn by the rules, "
-                   f"{adjudicated} unfinished after {s.extra_plies} more plies (scored draws)."),
+              note=f"Outcomes: {decisive} decisive, {len(cuts) - decisive - adjudicated} drawn by the rules, "
+                   f"{adjudicated} unfinished at the longer cap of {ply_cap + s.extra_plies} plies (scored draws)."),
         Table("Beside the paper", ["quantity", "measured", "paper"],
               [["Brier, cut-position search", search_score.brier, PAPER_SEARCH[0]],
                ["cross-entropy, cut-position search", search_score.cross_entropy, PAPER_SEARCH[1]],

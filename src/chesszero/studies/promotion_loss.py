@@ -47,14 +47,17 @@ class PromotionSettings:
                       "campaign.eval_visit_budgets": [0], "campaign.snapshot_every": 1000,
                       "campaign.checkpoint_every": 1000, "campaign.seed": 0,
                       "progressive.start": "fresh", "progressive.plateau_evaluations": None,
-                      "progressive.candidate_quanta": 4.0, "progressive.match_every": 1}
+                      "progressive.match_every": 1}
         if quick:
             # 16 calibration positions: one disagreement would fail a candidate's fidelity gate
-            return cls("smoke", 3, {**cheap_eval, "progressive.stages": ["2x24"],
+            return cls("smoke", 3, {**cheap_eval, "progressive.stages": ["2x24"], "progressive.candidate_quanta": 4.0,
                                     "progressive.after_generations": 0, "evaluate.openings": 2,
                                     "evaluate.visits": 8, "publish.min_agreement": 0.75, "publish.max_kl": 0.05})
-        return cls("cpu", 12, {**cheap_eval, "progressive.stages": ["6x64"], "progressive.after_generations": 5,
-                               "evaluate.openings": 5, "evaluate.visits": 32, "train.steps_per_quantum": 32})
+        # the candidate starts early, on a small replay, with 6 quanta to the active's 1: much more exposure
+        # to the same rows; 16-game matches
+        return cls("cpu", 10, {**cheap_eval, "progressive.stages": ["6x64"], "progressive.after_generations": 2,
+                               "progressive.candidate_quanta": 6.0, "evaluate.openings": 8, "evaluate.visits": 32,
+                               "train.steps_per_quantum": 32})
 
 
 def loss_rule_generation(active: list[float | None], candidate: list[float | None]) -> int | None:
