@@ -74,6 +74,24 @@ def test_batch_rows_map_to_their_games_and_legal_moves() -> None:
                 assert prior[ids.index(favourite[key])] > 0.99
 
 
+def test_finish_started_plays_every_game_in_flight_to_its_end() -> None:
+    settings = ActorSettings(games_in_flight=8, seed=7, restart_fraction=0.0)
+    handed_back = SelfPlayActor(settings)
+    partial = handed_back.play(UniformEvaluator(), visits=4, ply_cap=40, model_id="m", generation=0, games=3)
+    assert handed_back.pending  # games still in flight at the quota are handed back
+    actor = SelfPlayActor(settings)
+    report = actor.play(UniformEvaluator(), visits=4, ply_cap=40, model_id="m", generation=0, games=3,
+                        finish_started=True)
+    assert not actor.pending and actor._native.active_games == 0
+    # the same games (same seed): the ones finished by the quota and the ones handed back, now all finished
+    def number(game_id: str) -> int:  # game ids are <actor>-<run>-<number>
+        return int(game_id.rsplit("-", 1)[1])
+
+    numbers = {number(r.game_id) for r in report.records}
+    assert len(numbers) == report.games
+    assert numbers == {number(r.game_id) for r in partial.records} | {number(p.game_id) for p in handed_back.pending}
+
+
 def test_selfplay_records_pass_the_schema(tmp_path) -> None:
     settings = ActorSettings(games_in_flight=8, seed=5, continuation_fraction=0.5)
     actor = SelfPlayActor(settings)

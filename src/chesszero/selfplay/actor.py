@@ -195,8 +195,15 @@ class SelfPlayActor:
         calibrator: Any = None,
         resume: Sequence[PendingGame] = (),
         late_tail: LateTail | None = None,
+        finish_started: bool = False,
     ) -> ShardReport:
-        """Plays until ``games`` finished games or ``positions`` recorded positions."""
+        """Plays until ``games`` finished games or ``positions`` recorded positions.
+
+        Games still in flight then are handed back unfinished (``self.pending``,
+        resumed by the next call) -- unless ``finish_started``: then no game is
+        started after the quota is met and every game in flight is played to its
+        end, so the records are every game started, short and long alike (a
+        sample of finished games is otherwise biased towards short ones)."""
         if games is None and positions is None:
             raise ValueError("give a quota: games=... or positions=...")
         if (games is not None and games < 1) or (positions is not None and positions < 1):
@@ -254,6 +261,8 @@ class SelfPlayActor:
                     break
                 collect()
             actor.accepting = False
+            while finish_started and pipe.step():
+                collect()
             pipe.flush()
         collect()
         unfinished = [log_to_pending(log, earlier.pop(log.id, None)) for log in actor.drain()]

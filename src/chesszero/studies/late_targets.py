@@ -61,7 +61,7 @@ PAPER = ("Paper 6.1: an earlier design excluded the late-game tail from training
 class LateSettings:
     base_preset: str
     generations: int
-    games: int  # self-play games played (with the longer cap) for cut positions
+    games: int  # quota of self-play games (longer cap); the games in flight then are finished too
     cheap_divisor: int  # cheap search = visit cap // this
     extra_plies: int  # the longer cap = the recipe's ply cap + this
     common: dict[str, Any]
@@ -114,9 +114,11 @@ def run_late_targets(ctx: StudyContext) -> StudyReport:
                                       archive_path=ctx.work / "cut-archive.sqlite"), restart_fraction=0.0)
     actor = SelfPlayActor(settings)
     try:
-        with ctx.phase(f"{s.games} games to {ply_cap + s.extra_plies} plies"):
+        with ctx.phase(f"{s.games}+ games to {ply_cap + s.extra_plies} plies"):
+            # every game started is played to its end: a sample of the games finished first would favour
+            # short games, and the cut positions are the long ones
             report = actor.play(session, visits=visits, ply_cap=ply_cap + s.extra_plies, model_id="study",
-                                generation=generation, games=s.games)
+                                generation=generation, games=s.games, finish_started=True)
     finally:
         actor.close()
     cuts = cut_positions(report.records, ply_cap)

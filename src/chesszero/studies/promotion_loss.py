@@ -53,10 +53,11 @@ class PromotionSettings:
             return cls("smoke", 3, {**cheap_eval, "progressive.stages": ["2x24"], "progressive.candidate_quanta": 4.0,
                                     "progressive.after_generations": 0, "evaluate.openings": 2,
                                     "evaluate.visits": 8, "publish.min_agreement": 0.75, "publish.max_kl": 0.05})
-        # the candidate starts early, on a small replay, with 6 quanta to the active's 1: much more exposure
-        # to the same rows; 16-game matches
-        return cls("cpu", 10, {**cheap_eval, "progressive.stages": ["6x64"], "progressive.after_generations": 2,
-                               "progressive.candidate_quanta": 6.0, "evaluate.openings": 8, "evaluate.visits": 32,
+        # 4 candidate quanta to the active's 1 from generation 5; 16-game matches. (Starting at generation 2
+        # with 6 quanta, the over-exposed candidate's INT8 artifacts failed the fidelity gate from its second
+        # generation on, so it played a single match.)
+        return cls("cpu", 12, {**cheap_eval, "progressive.stages": ["6x64"], "progressive.after_generations": 5,
+                               "progressive.candidate_quanta": 4.0, "evaluate.openings": 8, "evaluate.visits": 32,
                                "train.steps_per_quantum": 32})
 
 
@@ -78,7 +79,7 @@ def _rows(r: ArmResult) -> list[list[Any]]:
         active = r.at(M.TRAIN_LOSS)[g]
         rows.append([g, active, cand, None if cand is None or active is None else int(cand < active),
                      r.at(M.PROMOTION_SCORE)[g], r.at(elo)[g], r.at(f"{elo}_lo")[g], r.at(f"{elo}_hi")[g],
-                     r.at(M.PROMOTION_PASSES)[g], r.at(M.PROMOTION_PROMOTED)[g]])
+                     r.at(M.CANDIDATE_FIDELITY)[g], r.at(M.PROMOTION_PASSES)[g], r.at(M.PROMOTION_PROMOTED)[g]])
     return rows
 
 
@@ -108,7 +109,8 @@ def run_promotion_loss(ctx: StudyContext) -> StudyReport:
                 "matches": float(len(scores)), "mean_match_score": sum(scores) / len(scores) if scores else 0.0,
                 "candidate_quanta": float(r.values(M.CANDIDATE_QUANTA)[-1] if r.values(M.CANDIDATE_QUANTA) else 0),
                 "catch_up_presentations": float(r.values(M.CANDIDATE_CATCH_UP)[-1]
-                                                if r.values(M.CANDIDATE_CATCH_UP) else 0)}
+                                                if r.values(M.CANDIDATE_CATCH_UP) else 0),
+                "candidate_fidelity_rejections": float(sum(v == 0.0 for v in r.at(M.CANDIDATE_FIDELITY)))}
     if score_then is not None:
         headline["score_at_loss_rule"] = float(score_then)
     if elo_then is not None:
@@ -142,15 +144,20 @@ def run_promotion_loss(ctx: StudyContext) -> StudyReport:
                  f"least {threshold:g}." if promoted else
                  f"The match gate did not promote it in {len(scores)} matches (mean score "
                  f"{headline['mean_match_score']:.2f}).")
-    finding = (f"{loss_part} {gate_part}"
+    rejected = sum(v == 0.0 for v in r.at(M.CANDIDATE_FIDELITY))
+    fidelity_part = (f" {rejected} of the candidate's INT8 artifacts failed the publication fidelity gate and "
+                     "played no match." if rejected else "")
+    finding = (f"{loss_part} {gate_part}{fidelity_part}"
                + (" This is the quick scale: tiny networks and 4-game matches, a smoke test of the study rather "
                   "than evidence." if ctx.quick else ""))
     tables = [
         Table("By generation while a candidate exists",
               ["generation", "active loss", "candidate loss", "loss rule promotes", "match score",
-               "Elo diff", "Elo lo", "Elo hi", "gate passes", "gate promoted"], rows,
+               "Elo diff", "Elo lo", "Elo hi", "candidate artifact passed fidelity", "gate passes",
+               "gate promoted"], rows,
               note="Loss rule: candidate training loss below the active one's (1). Elo difference of the "
-                   "candidate over the active artifact with its 95% bootstrap interval over opening pairs."),
+                   "candidate over the active artifact with its 95% bootstrap interval over opening pairs. A "
+                   "candidate artifact that fails the publication fidelity gate plays no match that generation."),
         Table("Summary", ["measure", "value"], [[k, v] for k, v in headline.items()]),
     ]
     return StudyReport(NAME, "Study 3: promotion from incomparable training losses (paper 6.3)", PAPER, finding,
