@@ -73,7 +73,7 @@ class LateSettings:
                       "campaign.checkpoint_every": 1000}
         if quick:
             return cls("smoke", 1, 8, 4, 40, {**cheap_eval, "selfplay.ply_cap": [[0, 24]]})
-        return cls("cpu", 10, 96, 8, 150, {**cheap_eval, "train.steps_per_quantum": 32,
+        return cls("cpu", 16, 96, 8, 150, {**cheap_eval, "train.steps_per_quantum": 32,
                                             "selfplay.games_in_flight": 12, "selfplay.batch_size": 6})
 
 
