@@ -188,7 +188,11 @@ def run_late_targets(ctx: StudyContext) -> StudyReport:
         f"search {cheap_score.brier:.3f} / {cheap_score.cross_entropy:.3f} and material / 39 "
         f"{material_score.brier:.3f} / {material_score.cross_entropy:.3f} (paper: {PAPER_SEARCH[0]} / "
         f"{PAPER_SEARCH[1]} search, {PAPER_MATERIAL[0]} / {PAPER_MATERIAL[1]} material): the searched Brier is "
-        f"{order} the material baseline's here. In the retained campaign's last generation "
+        f"{order} the material baseline's here"
+        + (f"; but with only {decisive} decisive outcome(s) in {len(cuts)}, these scores mostly reward predicting "
+           "a draw, which material / 39 does in level positions, so they do not test the paper's claim: that needs "
+           "cut positions whose games are then decided (a longer campaign)" if decisive < len(cuts) / 4 else "")
+        + ". In the retained campaign's last generation "
         f"{headline['capped_share_last']:.0%} of games reached the cap, {headline['cut_target_share_last']:.0%} of "
         f"admitted rows inherited a cut target and {headline['ineligible_share_last']:.0%} of plies had no training "
         "row (paper's affected interval: 27-32%, 36-38%, about 14%). "
