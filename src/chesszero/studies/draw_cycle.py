@@ -125,9 +125,10 @@ def run_draw_cycle(ctx: StudyContext) -> StudyReport:
     tracker.log_metrics(headline)
 
     def describe(r: ArmResult, row: list[Any]) -> str:
+        late_rate = "no games" if row[4] is None else f"{row[4]:.0%}"
         return (f"'{r.arm.label}' ended at value loss {row[2]:.3f} ({row[3]:+.3f} from ln 3) with "
-                f"{row[4]:.0%} of its games from generation {late} on non-decisive ({row[5]:.0%} of all its games "
-                f"capped, {row[6]:.0%} mated)")
+                f"{late_rate} of its games from generation {late} on non-decisive ({row[5]:.0%} of all its "
+                f"games capped, {row[6]:.0%} mated)")
 
     finding = (
         f"Over {s.generations} generations of the `{s.base_preset}` recipe from random weights, "
@@ -141,8 +142,9 @@ def run_draw_cycle(ctx: StudyContext) -> StudyReport:
         + (" This is the quick scale: a couple of tiny generations, a smoke test of the study rather than "
            "evidence." if ctx.quick else ""))
     tables = [
-        Table("Summary by arm", ["arm", "games", "value loss (last)", "minus ln 3", f"non-decisive (generations {late}+)",
-                                 "capped share (all)", "checkmate share (all)", "score vs random (last eval)"],
+        Table("Summary by arm", ["arm", "games", "value loss (last)", "minus ln 3",
+                                 f"non-decisive (generations {late}+)", "capped share (all)",
+                                 "checkmate share (all)", "score vs random (last eval)"],
               summary_rows, note=f"ln 3 = {LN3:.4f}: the cross-entropy of a uniform W/D/L prediction."),
         Table("By generation", ["arm", "generation", "value loss", "non-decisive rate", "capped share",
                                 "conversion", "games"], per_gen_rows,

@@ -85,7 +85,7 @@ def run_late_targets(ctx: StudyContext) -> StudyReport:
     from chesszero.search.assist import with_material_assist
     from chesszero.selfplay.actor import SelfPlayActor
     from chesszero.studies import late_policy, plots
-    from chesszero.studies.continuation import search_values
+    from chesszero.studies.cut_search import search_values
     from chesszero.studies.cut_targets import material_value, score_estimator
     from chesszero.studies.early_cut import cut_positions
 
@@ -152,7 +152,8 @@ def run_late_targets(ctx: StudyContext) -> StudyReport:
     by_name = {sc.name: sc for sc in scores}
     search_score, material_score = scores[0], by_name["material / 39 (paper's baseline)"]
     cheap_score = scores[2]
-    headline = {"positions": len(cuts), "median_plies_after_cut": went_on, "decisive_outcomes": decisive, "adjudicated": adjudicated,
+    headline = {"positions": len(cuts), "median_plies_after_cut": went_on, "decisive_outcomes": decisive,
+                "adjudicated": adjudicated,
                 "search_brier": search_score.brier, "search_ce": search_score.cross_entropy,
                 "cheap_brier": cheap_score.brier, "cheap_ce": cheap_score.cross_entropy,
                 "material_brier": material_score.brier, "material_ce": material_score.cross_entropy,

@@ -98,13 +98,12 @@ class StudyReport:
         return text.strip()
 
     def markdown(self) -> str:
+        timing = self.timing()
         parts = [f"# {self.title}", "",
                  f"Scale `{self.scale}`; wall time {self.wall_s / 60:.1f} min; regenerate with "
-                 f"`{self.command}`." if self.command else f"Scale `{self.scale}`.", ""]
-        if self.timing():
-            parts += [self.timing(), ""]
-        parts += [
-            "## Finding", "", self.finding, "", "## The paper", "", self.paper, ""]
+                 f"`{self.command}`." if self.command else f"Scale `{self.scale}`.", "",
+                 *([timing, ""] if timing else []),
+                 "## Finding", "", self.finding, "", "## The paper", "", self.paper, ""]
         if self.mlflow:
             parts += [f"MLflow: parent run `{self.mlflow.get('run_id', '')}` in `{self.mlflow.get('shown', self.mlflow.get('uri', ''))}`.", ""]
         parts += ["## Measurements", ""]

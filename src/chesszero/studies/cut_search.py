@@ -1,4 +1,4 @@
-"""Searching many positions at once (study 1's estimators at the cut).
+"""Searching many cut positions at once (study 1's search estimators).
 
 :func:`search_values` gives the root value of each position at a visit
 budget: one :class:`~chesszero.search.analysis.BatchSearch`, with the
