@@ -7,21 +7,53 @@
 # cuda:0 (the GPU-marked tests check that two actors on one GPU play side by
 # side what each plays alone); one JSON file of results.
 #
-#   scripts/gpu_check.sh [OUT.json]        # default reports/gpu/gpu_check.json
+#   scripts/gpu_check.sh [--rehearse] [OUT.json]
+#   (default reports/gpu/gpu_check.json; gpu_check_rehearsal.json with --rehearse)
 #
-# UNVERIFIED: written on machines without a GPU and never run. Each step has
-# its own time limit and exit status in the JSON; the script exits 1 when any
-# step failed, 2 when no NVIDIA GPU is visible.
+# Two environments:
+# - venv: the project's .venv exists (`make build` on a GPU machine with an index);
+# - image: no .venv, or GPU_CHECK_PYTHON names an interpreter: a Python image that
+#   already holds torch (with CUDA), onnx, onnxruntime, pybind11, scikit-build-core,
+#   cmake and pytest, and cannot reach an index (the lent H200). The packages it
+#   lacks come as wheels in .whl/ (scripts/gpu_wheels.sh, run where pip reaches an
+#   index; carry .whl along), installed with --no-index into a separate folder on
+#   PYTHONPATH; the project is installed editable with --no-build-isolation.
+#
+# --rehearse runs every step on a machine without a GPU, with CPU-sized
+# arguments (2x32 network, tiny batches): the GPU tests skip, the training runs
+# on the CPU, bench_gpu gates and times the torch backend on the CPU. It checks
+# the script, the image install and the imports before a GPU machine's minutes
+# are spent; its numbers are no GPU measurement (the JSON says "rehearsal").
+#
+# UNVERIFIED on a GPU: written on machines without one; rehearsed on the CPU in
+# an image-like environment. Each step has its own time limit and exit status
+# in the JSON; the script exits 1 when any step failed, 2 when no NVIDIA GPU is
+# visible (without --rehearse).
 set -uo pipefail
 cd "$(dirname "$0")/.."
+REHEARSE=0
+if [ "${1:-}" = "--rehearse" ]; then REHEARSE=1; shift; fi
 OUT=${1:-reports/gpu/gpu_check.json}
+[ "$REHEARSE" = 1 ] && OUT=${1:-reports/gpu/gpu_check_rehearsal.json}
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 START=$(date +%s)
-PY=.venv/bin/python
 
-if ! nvidia-smi -L >"$WORK/gpus.txt" 2>&1; then
-  echo "gpu_check: no NVIDIA GPU visible (nvidia-smi -L failed)" >&2
+if [ -n "${GPU_CHECK_PYTHON:-}" ] || [ ! -x .venv/bin/python ]; then
+  MODE=image
+  PY=${GPU_CHECK_PYTHON:-python3}
+  SITE=${GPU_CHECK_SITE:-/tmp/chesszero-gpu-site}
+  export PYTHONPATH="$SITE${PYTHONPATH:+:$PYTHONPATH}"
+else
+  MODE=venv
+  PY=.venv/bin/python
+fi
+echo "gpu_check: $MODE environment, $("$PY" --version 2>&1) ($PY)"
+
+if [ "$REHEARSE" = 1 ]; then
+  echo "rehearsal on the CPU: no GPU measurement" >"$WORK/gpus.txt"
+elif ! nvidia-smi -L >"$WORK/gpus.txt" 2>&1; then
+  echo "gpu_check: no NVIDIA GPU visible (nvidia-smi -L failed); --rehearse runs the steps on the CPU" >&2
   exit 2
 fi
 cat "$WORK/gpus.txt"
@@ -37,20 +69,54 @@ step() {  # step NAME SECONDS CMD... : run, keep the log and exit status
   echo "   exit $rc"
 }
 
-# 1. build (the native core and the editable install; the [gpu] extra when the index is reachable)
-step build 110 make build
-step gpu-extra 30 .venv/bin/pip install -q -e '.[gpu]'
+image_install() {  # the carried wheels into $SITE, then the project (native core built here)
+  local wheels=(.whl/*.whl)
+  if [ ! -e "${wheels[0]}" ]; then
+    echo "no wheels in .whl/: run scripts/gpu_wheels.sh where pip reaches an index, and carry .whl" >&2
+    return 1
+  fi
+  rm -rf "$SITE" && mkdir -p "$SITE" || return 1
+  "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target "$SITE" "${wheels[@]}" \
+    || return 1
+  # its own build folder: a venv on the same machine keeps build/{wheel_tag}
+  "$PY" -m pip install -q --no-index --no-deps --no-build-isolation --no-cache-dir \
+    --config-settings=build-dir=build/gpu-check-{wheel_tag} -e . || return 1
+  "$PY" -c "import chesszero._core, chess, polars, pandera, pydantic, torch; \
+print('chesszero', chesszero.__file__, '| torch', torch.__version__, '| CUDA', torch.cuda.is_available())"
+}
+
+# 1. build (the native core and the editable install)
+if [ "$MODE" = image ]; then
+  export PY SITE
+  export -f image_install
+  step build 150 bash -c image_install
+else
+  step build 110 make build
+  # onnxruntime-gpu in place of onnxruntime when an index is reachable (fetched before
+  # onnxruntime is removed; this step's failure does not fail the check)
+  [ "$REHEARSE" = 1 ] || step gpu-extra 60 bash -c "
+    .venv/bin/pip show -q onnxruntime-gpu 2>/dev/null && exit 0
+    .venv/bin/pip download -q --no-deps -d '$WORK/ort-gpu' onnxruntime-gpu &&
+    .venv/bin/pip uninstall -y -q onnxruntime && .venv/bin/pip install -q --no-deps '$WORK'/ort-gpu/*.whl"
+fi
+if [ "$REHEARSE" = 1 ]; then
+  TRAIN=(--device cpu --bf16 --size 2x32 --global-batch 64 --steps 2 --warmup 1 --threads 2)
+  BACKENDS=(--size 2x32 --batch 32 --seconds 0.5 --actors-per-gpu 1,2)
+else
+  TRAIN=(--device cuda --bf16 --size 14x160 --global-batch 2048 --steps 10 --warmup 2 --threads 4)
+  BACKENDS=(--seconds 2 --actors-per-gpu 1,2,4)
+fi
 # 2. the GPU-marked tests
-step tests 110 "$PY" -m pytest -q -m gpu tests/test_gpu.py -rs --junitxml="$WORK/tests.xml"
+step tests 110 "$PY" -m pytest -q -m gpu tests/test_gpu.py -rs -p no:cacheprovider --junitxml="$WORK/tests.xml"
 # 3. a paper-size quantum (14x160, global batch 2048, bf16) on the GPU(s); DDP x2 with two GPUs
-step train 80 "$PY" benchmarks/bench_train.py --device cuda --bf16 --size 14x160 \
-  --global-batch 2048 --steps 10 --warmup 2 --threads 4 --json "$WORK/train.json"
+step train 80 "$PY" benchmarks/bench_train.py "${TRAIN[@]}" --json "$WORK/train.json"
 # 4. publication + gate per GPU backend, self-play vs inference, 1/2/4 actors per GPU, INT8 vs FP16
-step backends 140 "$PY" benchmarks/bench_gpu.py --seconds 2 --actors-per-gpu 1,2,4 --json "$WORK/backends.json"
+step backends 140 "$PY" benchmarks/bench_gpu.py "${BACKENDS[@]}" --json "$WORK/backends.json"
 
 mkdir -p "$(dirname "$OUT")"
-python3 - "$WORK" "$OUT" "$START" <<'PY'
-import json, pathlib, subprocess, sys, time
+"$PY" - "$WORK" "$OUT" "$START" "$MODE" "$REHEARSE" <<'PY'
+import json, pathlib, platform, subprocess, sys, time
+import xml.etree.ElementTree as ET
 work, out, start = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2]), int(sys.argv[3])
 steps = {}
 for rc in sorted(work.glob("*.rc")):
@@ -60,9 +126,17 @@ for rc in sorted(work.glob("*.rc")):
 def load(name):
     path = work / name
     return json.loads(path.read_text()) if path.exists() else None
+def tests():
+    path = work / "tests.xml"
+    if not path.exists():
+        return None
+    suite = ET.parse(path).getroot()
+    suite = suite if suite.tag == "testsuite" else suite.find("testsuite")
+    return {key: int(suite.get(key, 0)) for key in ("tests", "failures", "errors", "skipped")}
 commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
-result = {"commit": commit, "gpus": (work / "gpus.txt").read_text().splitlines(),
-          "seconds": int(time.time()) - start, "steps": steps,
+result = {"commit": commit, "environment": sys.argv[4], "rehearsal": sys.argv[5] == "1",
+          "python": platform.python_version(), "gpus": (work / "gpus.txt").read_text().splitlines(),
+          "seconds": int(time.time()) - start, "steps": steps, "tests": tests(),
           "training": load("train.json"), "backends": load("backends.json")}
 out.write_text(json.dumps(result, indent=2) + "\n")
 print(f"gpu_check: {out} ({result['seconds']} s)")
