@@ -3,7 +3,9 @@
 Against a real ``chesszero web`` server (uvicorn, in a thread) and an artifact
 published by the real pipeline: the page loads, its encoding self-check
 passes, the model answers a move played by clicking the board with thinking
-in the browser and on the server, the PGN export holds the game, and a
+in the browser and on the server, the PGN export holds the game, a game
+starts from a FEN (numbered from its move, Black first where it is Black's
+move, a chosen underpromotion played) and a malformed FEN is refused, and a
 corrupted golden file makes the page refuse to play. The time from opening
 the page to the model's first move (in-browser search, 64 visits) is printed
 and recorded as a test property (the issue's target is 2 s on this machine;
@@ -16,6 +18,7 @@ import json
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 from web_support import STATIC_DIST, ServerThread, published, require_build
@@ -166,5 +169,56 @@ def test_watching_the_model_play_a_ladder_rung(browser: object, server: ServerTh
     page.click("#new-game")
     page.wait_for_function(f"czState.modelMoves.length > {before} && "
                            "document.querySelectorAll('#moves .san').length === 1", timeout=TIMEOUT_MS)
+    assert page.inner_text("#status") == "Your move."
+    page.close()
+
+
+# White to move at move 40: a pawn on e7 to promote, Black's king on c3 and a pawn on h3 (not a draw after e8=N)
+PROMOTION_FEN = "8/4P3/8/8/8/2k4p/8/4K3 w - - 0 40"
+
+
+def test_a_start_position_with_an_underpromotion_chosen_by_the_person(browser: object,
+                                                                      server: ServerThread) -> None:
+    url = f"{server.url}?side=white&visits=8&mode=server&fen={quote(PROMOTION_FEN)}"
+    page = open_page(browser, url)
+    page.wait_for_function("window.czState.selfCheck === 'passed'", timeout=TIMEOUT_MS)
+    assert page.evaluate("czState.startFen") == PROMOTION_FEN
+    assert page.input_value("#start-fen") == PROMOTION_FEN
+    assert page.inner_text("#status") == "Your move."
+    page.select_option("#promotion", "n")  # a knight, not the queen the page offers first
+    click_move(page, "e7e8", white_at_bottom=True)
+    state = wait_for_model_moves(page, 1)
+    reply = state["modelMoves"][0]["uci"]
+    assert reply[:2] in {"c3", "h3"}  # Black's king or pawn
+    numbers, played = page.evaluate("[[...document.querySelectorAll('#moves .number')].map(s => s.textContent), "
+                                    "[...document.querySelectorAll('#moves .san')].map(s => s.dataset.uci)]")
+    assert played == ["e7e8n", reply] and numbers == ["40."]
+    page.click("#export-pgn")
+    pgn = page.input_value("#pgn")
+    assert '[SetUp "1"]' in pgn and f'[FEN "{PROMOTION_FEN}"]' in pgn and "40. e8=N" in pgn
+    page.close()
+
+
+def test_a_start_position_with_black_to_move_and_a_refused_one(browser: object, server: ServerThread) -> None:
+    after_e4 = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq e3 0 1"
+    page = open_page(browser, f"{server.url}?side=white&visits=8&mode=browser&fen={quote(after_e4)}")
+    state = wait_for_model_moves(page, 1)  # the model has Black, to move in the start position: it moves first
+    assert state["modelMoves"][0]["mode"] == "browser" and state["modelMoves"][0]["uci"][1] in "78"
+    assert page.evaluate("[...document.querySelectorAll('#moves .number')].map(s => s.textContent)") == ["1..."]
+    assert page.inner_text("#status") == "Your move."
+    # A malformed FEN in the field: the new game is refused with the reason, and the board takes no move.
+    page.fill("#start-fen", "8/8/8 w - - 0 1")
+    page.click("#new-game")
+    page.wait_for_function("czState.errors.length > 0", timeout=TIMEOUT_MS)
+    assert page.evaluate("czState.startFen") is None
+    assert page.evaluate("czState.errors")[0].startswith('Start position refused: "8/8/8 w - - 0 1" is not a valid FEN')
+    assert "Start position refused" in page.inner_text("#status")
+    click_move(page, "e2e4", white_at_bottom=True)
+    assert page.eval_on_selector_all("#moves .san", "spans => spans.length") == 0
+    # Emptied, the field means the initial position again.
+    page.fill("#start-fen", "")
+    page.click("#new-game")
+    page.wait_for_function("czState.startFen !== null", timeout=TIMEOUT_MS)
+    assert page.evaluate("czState.startFen") == "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
     assert page.inner_text("#status") == "Your move."
     page.close()

@@ -7,8 +7,10 @@
 // /api/opponent): the page then plays the game out by itself.
 //
 // URL parameters set the controls' starting values: side=white|black (the
-// colour of the human or rung), visits=N, mode=browser|server, opponent=RUNG.
-// window.czState exposes the page's progress (self-check, the optimised
+// colour of the human or rung), visits=N, mode=browser|server, opponent=RUNG,
+// fen=FEN (the start position; a malformed one is refused with the reason and
+// the page does not play until a valid one, or none, is given).
+// window.czState exposes the page's progress (self-check, the start position, the optimised
 // session's check, the model's and the opponent's moves, the model's with
 // their times and session) to the browser test, and
 // czState.marks the milestones of the way to the first model move, in
@@ -44,6 +46,7 @@ let net = null; // the evaluator the in-browser search uses: a checked one (star
 let checked = null; // what the self-check ran on: {encoded, bytes}
 let optimizing = null;
 let game = new GameRecord();
+let startError = null; // why the start position field's FEN was refused, or null
 let human = params.get('side') === 'black' ? 'b' : 'w'; // the seat of the person or the rung
 let rung = params.get('opponent') || ''; // a ladder rung in that seat, or '' for a person
 let gameId = 0; // a new game ends the moves still underway for the old one
@@ -59,7 +62,7 @@ function setStatus(text, kind = '') {
 function dests() {
   const map = new Map();
   if (rung || thinking || game.chess.turn() !== human || game.termination() !== null
-    || state.selfCheck !== 'passed') return map;
+    || state.selfCheck !== 'passed' || startError !== null) return map;
   for (const m of game.legalMoves()) {
     if (!map.has(m.from)) map.set(m.from, []);
     if (!map.get(m.from).includes(m.to)) map.get(m.from).push(m.to);
@@ -92,11 +95,15 @@ function resultText() {
 function renderMoves() {
   const list = $('moves');
   list.innerHTML = '';
+  // numbered from the start position's move number; a game that starts with Black to move opens with "N..."
+  const [, turn, , , , fullmove] = game.startFen.split(' ');
+  const blackFirst = turn === 'b' ? 1 : 0;
   game.moves.forEach((m, i) => {
-    if (i % 2 === 0) {
+    const white = (i + blackFirst) % 2 === 0;
+    if (white || i === 0) {
       const number = document.createElement('span');
       number.className = 'number';
-      number.textContent = `${i / 2 + 1}.`; // the page's games start from the initial position
+      number.textContent = `${Number(fullmove) + Math.floor((i + blackFirst) / 2)}${white ? '.' : '...'}`;
       list.append(number);
     }
     const span = document.createElement('span');
@@ -246,10 +253,23 @@ function onHumanMove(orig, dest) {
   modelMove();
 }
 
+/** A new game from the start position field (empty: the initial position); null when its FEN is refused. */
+function startGame() {
+  const fen = $('start-fen').value.trim();
+  try {
+    startError = null;
+    return new GameRecord(fen || undefined);
+  } catch (error) {
+    startError = `Start position refused: "${fen}" is not a valid FEN (${error.message || error}).`;
+    return new GameRecord();
+  }
+}
+
 function newGame() {
   gameId++;
   thinking = false;
-  game = new GameRecord();
+  game = startGame();
+  state.startFen = startError === null ? game.startFen : null;
   human = $('side').value;
   rung = $('opponent').value;
   redraw();
@@ -259,13 +279,19 @@ function newGame() {
 
 /** Starts the game's moves: the model's, or the rung's when it has White. */
 function play() {
+  if (startError !== null) {
+    state.errors.push(startError);
+    setStatus(startError, 'error');
+    return;
+  }
+  if (game.termination() !== null) return; // a start position that is already over: redraw said so
   setStatus(game.chess.turn() === human && !rung ? 'Your move.' : '', 'ready');
   if (rung && game.chess.turn() === human) opponentMove();
   else modelMove();
 }
 
 function exportPgn() {
-  const pgn = new GameRecord().chess;
+  const pgn = new GameRecord(game.startFen).chess; // SetUp and FEN headers when not the initial position
   const model = info ? `chesszero ${info.label}` : 'chesszero';
   const other = rung || 'Human';
   pgn.header('Event', 'chesszero web', 'White', human === 'w' ? other : model, 'Black', human === 'b' ? other : model,
@@ -299,6 +325,9 @@ async function start() {
   $('visits').value = params.get('visits') || '64';
   $('mode').value = params.get('mode') === 'server' ? 'server' : 'browser';
   $('side').value = human;
+  $('start-fen').value = params.get('fen') || '';
+  game = startGame();
+  state.startFen = startError === null ? game.startFen : null;
   board = Chessground($('board'), {
     movable: { free: false, showDests: true, events: { after: onHumanMove } },
     premovable: { enabled: false },
