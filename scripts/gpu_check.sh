@@ -27,12 +27,16 @@
 #
 # UNVERIFIED on a GPU: written on machines without one; rehearsed on the CPU in
 # an image-like environment. Each step has its own time limit and exit status
-# in the JSON; the script exits 1 when any step failed, 2 when no NVIDIA GPU is
+# in the JSON; the script exits 1 when any step failed, 64 on bad arguments, 2 when no NVIDIA GPU is
 # visible (without --rehearse).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 REHEARSE=0
 if [ "${1:-}" = "--rehearse" ]; then REHEARSE=1; shift; fi
+if [ $# -gt 1 ] || [[ "${1:-}" == -* ]]; then
+  echo "usage: scripts/gpu_check.sh [--rehearse] [OUT.json]   (got: $*)" >&2
+  exit 64
+fi
 OUT=${1:-reports/gpu/gpu_check.json}
 [ "$REHEARSE" = 1 ] && OUT=${1:-reports/gpu/gpu_check_rehearsal.json}
 WORK=$(mktemp -d)

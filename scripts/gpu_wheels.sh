@@ -7,11 +7,15 @@
 # Run it here (where pip reaches an index), then carry .whl to the GPU machine;
 # scripts/gpu_check.sh installs .whl/*.whl there. A package published only as
 # an sdist (python-chess 1.11) is built into a wheel here; the others must have
-# a manylinux wheel for that Python. About 58 MB, under the 64 MiB a device
+# a manylinux wheel for that Python. About 56 MB, under the 64 MiB a device
 # call carries with the working tree.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYVER=${1:-3.12}
+if ! [[ "$PYVER" =~ ^3\.[0-9]+$ ]]; then
+  echo "usage: scripts/gpu_wheels.sh [PYTHON_VERSION like 3.12]   (got: $PYVER)" >&2
+  exit 64
+fi
 DEST=.whl
 rm -rf "$DEST"
 mkdir -p "$DEST"

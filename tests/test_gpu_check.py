@@ -101,3 +101,15 @@ def test_gpu_check_rehearsal_runs_every_step_on_the_cpu(tmp_path: Path) -> None:
     assert backends["torch/selfplay_vs_inference"]["selfplay_searches_per_s"] > 0
     assert set(backends["torch/actors_per_gpu"]["actors_per_gpu"]) == {"1", "2"}
     assert "ort-gpu/unavailable" in backends and "tensorrt/unavailable" in backends
+
+
+@pytest.mark.parametrize(("script", "args"), [("gpu_check.sh", ["--bogus"]), ("gpu_check.sh", ["a.json", "b.json"]),
+                                              ("gpu_wheels.sh", ["3.x"])])
+def test_the_scripts_refuse_bad_arguments_before_doing_anything(script: str, args: list[str]) -> None:
+    wheels = sorted((ROOT / ".whl").glob("*")) if (ROOT / ".whl").exists() else None
+    done = subprocess.run(["bash", f"scripts/{script}", *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=30)
+    assert done.returncode == 64 and "usage:" in done.stderr and args[0] in done.stderr
+    assert not (ROOT / "--bogus").exists()  # no result file named after the bad flag
+    after = sorted((ROOT / ".whl").glob("*")) if (ROOT / ".whl").exists() else None
+    assert after == wheels  # wheels fetched earlier are left alone

@@ -253,23 +253,24 @@ function onHumanMove(orig, dest) {
   modelMove();
 }
 
-/** A new game from the start position field (empty: the initial position); null when its FEN is refused. */
+/** A new game from the start position field (empty: the initial position). A refused FEN sets
+ *  startError and gives the initial position, on which nothing is played until a new game. */
 function startGame() {
   const fen = $('start-fen').value.trim();
+  startError = null;
   try {
-    startError = null;
-    return new GameRecord(fen || undefined);
+    game = new GameRecord(fen || undefined);
   } catch (error) {
     startError = `Start position refused: "${fen}" is not a valid FEN (${error.message || error}).`;
-    return new GameRecord();
+    game = new GameRecord();
   }
+  state.startFen = startError === null ? game.startFen : null;
 }
 
 function newGame() {
   gameId++;
   thinking = false;
-  game = startGame();
-  state.startFen = startError === null ? game.startFen : null;
+  startGame();
   human = $('side').value;
   rung = $('opponent').value;
   redraw();
@@ -326,8 +327,7 @@ async function start() {
   $('mode').value = params.get('mode') === 'server' ? 'server' : 'browser';
   $('side').value = human;
   $('start-fen').value = params.get('fen') || '';
-  game = startGame();
-  state.startFen = startError === null ? game.startFen : null;
+  startGame();
   board = Chessground($('board'), {
     movable: { free: false, showDests: true, events: { after: onHumanMove } },
     premovable: { enabled: false },
