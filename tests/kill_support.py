@@ -5,7 +5,7 @@ invariants checked after every kill and at the end.
 The schedule picks, per generation, stages in the order they run (a stage is
 found in the campaign's phase log, ``runs/<name>/phases.jsonl``) and a
 fraction of the stage's length; the harness waits for the stage's start line
-from the running process, sleeps that fraction of the stage's last finished
+from the running process, sleeps that fraction of the stage's shortest finished
 length in the log (or of ``EXPECTED_S``) and kills the whole process group (the
 campaign, its Prefect task threads, a torchrun or ``dvc`` child). Where the
 kill landed is read back from the phase log (the innermost stage the process
@@ -38,7 +38,7 @@ FIRST_GENERATION_ONLY = ("bootstrap", "self-play")
 later generations' self-play was mostly played beside the trainer (overlap)."""
 
 # A stage's expected length (seconds): about its shortest on an idle 2-core
-# machine, or the last finished one in the phase log when shorter; the kill
+# machine, or the shortest finished one in the phase log when shorter; the kill
 # comes at a seeded fraction of it. A kill that comes after its stage ended
 # anyway (the stage was shorter this time) is retargeted at the same stage
 # of the next generation, at half the fraction. Generation 0's self-play has
@@ -53,7 +53,7 @@ MAX_FRACTION = 0.9
 @dataclass(frozen=True)
 class Kill:
     """A SIGKILL `fraction` of the way through `stage` of `generation` (by the
-    stage's last finished length in the phase log, else ``EXPECTED_S``)."""
+    stage's shortest finished length in the phase log, else ``EXPECTED_S``)."""
 
     generation: int
     stage: str
@@ -103,7 +103,11 @@ def make_schedule(seed: int, generations: int, kills: int) -> list[Kill]:
         if stage in FIRST_GENERATION_ONLY:
             per_gen[0].append(stage)
             continue
-        options = [g for g in range(generations) if stage not in per_gen[g]]
+        first = not any(stage in stages for stages in per_gen)
+        # A stage's first kill goes where a next generation can take its retry
+        # (a stage can run shorter than its last length and end before the kill).
+        room = range(generations - 1) if first and generations > 1 else range(generations)
+        options = [g for g in room if stage not in per_gen[g]]
         g = min(options, key=lambda g: (len(per_gen[g]), rng.random())) if options else rng.randrange(generations)
         per_gen[g].append(stage)
     schedule = []
@@ -169,7 +173,7 @@ def wait_for_start(camp: CampaignProcess, kill: Kill, timeout: float) -> bool:
 
 
 def expected_length(camp: CampaignProcess, stage: str) -> float:
-    """The shorter of ``EXPECTED_S`` and the last finished `stage`'s length in the phase log."""
+    """The shortest of ``EXPECTED_S`` and every finished `stage`'s length in the phase log."""
     from chesszero.campaign import phaselog
 
     started: dict[tuple[int, int, str], float] = {}
@@ -179,8 +183,8 @@ def expected_length(camp: CampaignProcess, stage: str) -> float:
         if e.event == "start":
             started[key] = e.t
         elif e.stage == stage and key in started and (stage != "bootstrap" or e.t - started[key] > 1.0):
-            length = e.t - started[key]  # a bootstrap with nothing to do does not count
-    return min(length, EXPECTED_S[stage])
+            length = min(length, e.t - started[key])  # a bootstrap with nothing to do does not count
+    return length
 
 
 def landing(camp: CampaignProcess) -> tuple[str, int | None]:
@@ -241,4 +245,4 @@ def run_with_kills(root: Path, name: str, generations: int, run: KillRun, api_ur
     return camp
 
 
-__all__ = ["EXPECTED_S", "STAGES", "CampaignProcess", "Kill", "KillRun", "Landing", "make_schedule", "run_with_kills"]
+__all__ = ["EXPECTED_S", "FIRST_GENERATION_ONLY", "STAGES", "CampaignProcess", "Kill", "KillRun", "Landing", "make_schedule", "run_with_kills"]
