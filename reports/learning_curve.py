@@ -49,10 +49,11 @@ FIXED = (
 )
 """Metrics kept for every generation, in column order."""
 
-PREFIXES = ("score/", "material/", "elo/", "elo_joint/", "selfplay/conversion", "conversion/", "progressive/",
-            "candidate/", "promotion/")
-"""Metric families kept whenever present (evaluations, conversion, progressive
-sizing: the active stage, the candidate's training and promotion matches)."""
+PREFIXES = ("score/", "material/", "elo/", "elo_joint/", "selfplay/conversion", "selfplay/odds_", "conversion/",
+            "progressive/", "candidate/", "promotion/")
+"""Metric families kept whenever present (evaluations, conversion, material-odds
+games, progressive sizing: the active stage, the candidate's training and
+promotion matches)."""
 
 SELFPLAY_CONVERSION = "selfplay/conversion"
 """Self-play conversion rate (issue 10), when the campaign records it. This

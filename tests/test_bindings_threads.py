@@ -215,7 +215,7 @@ def _actor_run(threaded: bool, batches: int = 200, permits: int = 1):
     actor = _core.Actor(options)
     actor.set_limits(visits=8, ply_cap=16)
     for i in range(3):
-        actor.queue_resume(core.Game(FENS[i + 1]), 0, f"r{i}", False, i == 0)
+        actor.queue_resume(core.Game(FENS[i + 1]), 0, f"r{i}", _core.StartKind.RANDOM, i == 0)
     collected: list[_core.GameLog] = []
     lock = threading.Lock()
     prepared = [0]

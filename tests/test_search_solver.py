@@ -440,7 +440,7 @@ def test_the_ply_cap_search_uses_proofs() -> None:
     game = _game("k1K5/ppb5/1P6/8/8/8/8/R7 b - - 0 1", ["c7b8"])  # now MATE_IN_TWO[2]
     assert game.fen().split()[:2] == MATE_IN_TWO[2].split()[:2]
     actor.set_limits(visits=4000, ply_cap=1)
-    actor.queue_resume(game, 0, "capped", False, True)
+    actor.queue_resume(game, 0, "capped", _core.StartKind.RANDOM, True)
     buf = np.zeros((8, 52, 8, 8), np.float32)
     finished: list[object] = []
     evaluator = UniformEvaluator()

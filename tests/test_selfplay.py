@@ -206,7 +206,7 @@ def test_unfinished_games_resume_from_their_exact_positions() -> None:
     native = _actor(num_games=len(handed))
     native.set_limits(visits=6, ply_cap=40)
     for p in restored:
-        native.queue_resume(p.game(), len(p.prefix_moves), p.game_id, False, p.is_continuation)
+        native.queue_resume(p.game(), len(p.prefix_moves), p.game_id, _core.StartKind.RANDOM, p.is_continuation)
     buf = np.zeros((len(handed), 52, 8, 8), np.float32)
     n = native.prepare_batch(buf)
     rows = native.describe_batch()
@@ -272,9 +272,9 @@ def test_actor_rejects_bad_parameters() -> None:
     with pytest.raises(ValueError):
         actor.set_limits(visits=10, ply_cap=10, resign_threshold=-3.0)
     with pytest.raises(ValueError):
-        actor.queue_resume(core.Game(), 1, "x", False, False)  # prefix longer than the game
+        actor.queue_resume(core.Game(), 1, "x", _core.StartKind.RANDOM, False)  # prefix longer than the game
     with pytest.raises(ValueError):
-        actor.queue_resume(core.Game("6k1/5ppp/8/8/8/8/5PPP/r5K1 w - - 0 1"), 0, "x", False, False)
+        actor.queue_resume(core.Game("6k1/5ppp/8/8/8/8/5PPP/r5K1 w - - 0 1"), 0, "x", _core.StartKind.RANDOM, False)
     actor.set_limits(visits=4, ply_cap=10)
     with pytest.raises(ValueError):
         actor.prepare_batch(np.zeros((3, 52, 64), np.float32))

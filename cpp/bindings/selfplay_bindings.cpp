@@ -8,6 +8,7 @@
 
 #include "bindings/common.h"
 #include "selfplay/actor.h"
+#include "selfplay/odds.h"
 
 namespace czb {
 namespace {
@@ -18,7 +19,7 @@ struct PyActor {
   std::vector<size_t> sizes;  // rows of each outstanding batch, oldest first
 };
 
-StartSpec start_spec(const Game& game, int prefix_len, const std::string& id, bool restart,
+StartSpec start_spec(const Game& game, int prefix_len, const std::string& id, StartKind start,
                      std::optional<bool> continuation) {
   if (prefix_len < 0 || prefix_len > game.ply())
     throw py::value_error("prefix_len " + std::to_string(prefix_len) + " is outside 0.." +
@@ -29,7 +30,7 @@ StartSpec start_spec(const Game& game, int prefix_len, const std::string& id, bo
   spec.id = id;
   spec.game = game;
   spec.prefix_len = prefix_len;
-  spec.restart = restart;
+  spec.start = start;
   spec.continuation = continuation ? int(*continuation) : -1;
   return spec;
 }
@@ -37,6 +38,26 @@ StartSpec start_spec(const Game& game, int prefix_len, const std::string& id, bo
 }  // namespace
 
 void bind_selfplay(py::module_& m) {
+  py::enum_<StartKind>(m, "StartKind", "How a self-play game started.")
+      .value("RANDOM", StartKind::RANDOM)
+      .value("RESTART", StartKind::RESTART)
+      .value("ODDS", StartKind::ODDS);
+  m.def(
+      "odds_fen",
+      [](const std::string& fen, int min_pawns, int max_pawns, uint64_t seed) {
+        if (min_pawns < 1 || max_pawns > 39 || min_pawns > max_pawns)
+          throw py::value_error("odds_fen: material (pawns) must satisfy 1 <= min <= max <= 39, got " +
+                                std::to_string(min_pawns) + ".." + std::to_string(max_pawns));
+        Position pos;
+        std::string error;
+        if (!Position::from_fen(fen, pos, error)) throw py::value_error("odds_fen: invalid FEN '" + fen + "': " + error);
+        Rng rng(seed);
+        const std::string out = odds_fen(pos, min_pawns, max_pawns, rng);
+        return out.empty() ? py::object(py::none()) : py::object(py::str(out));
+      },
+      py::arg("fen"), py::arg("min_pawns"), py::arg("max_pawns"), py::arg("seed"),
+      "A material-odds FEN drawn from `fen` (the self-play odds start), or None when too little "
+      "material could be taken; not checked for legality.");
   py::class_<ActorOptions> ao(m, "ActorOptions", "Options of a self-play actor (fixed for its life).");
   FieldBinder<ActorOptions>{ao}
       .field("num_games", &ActorOptions::num_games, "games advanced concurrently")
@@ -47,6 +68,9 @@ void bind_selfplay(py::module_& m) {
       .field("random_opening_min_plies", &ActorOptions::random_opening_min_plies, "fewest random plies")
       .field("random_opening_max_plies", &ActorOptions::random_opening_max_plies, "most random plies")
       .field("restart_fraction", &ActorOptions::restart_fraction, "share of starts from the restart queue")
+      .field("odds_fraction", &ActorOptions::odds_fraction, "share of other starts from material-odds positions")
+      .field("odds_min_material", &ActorOptions::odds_min_material, "fewest pawns an odds start takes")
+      .field("odds_max_material", &ActorOptions::odds_max_material, "most pawns an odds start takes")
       .field("continuation_fraction", &ActorOptions::continuation_fraction, "share of never-resigning games")
       .field("policy_entries", &ActorOptions::policy_entries, "policy-target entries kept per position")
       .field("id_prefix", &ActorOptions::id_prefix, "prefix of the ids of games the actor starts");
@@ -59,7 +83,7 @@ void bind_selfplay(py::module_& m) {
       .def_readonly("start_fen", &GameLog::start_fen)
       .def_readonly("prefix", &GameLog::prefix)
       .def_readonly("moves", &GameLog::moves)
-      .def_readonly("restart", &GameLog::restart)
+      .def_readonly("start", &GameLog::start)
       .def_readonly("continuation", &GameLog::continuation)
       .def_property_readonly("ply", [](const GameLog& g) { return to_numpy(g.ply); })
       .def_property_readonly("policy_offsets", [](const GameLog& g) { return to_numpy(g.policy_offsets); })
@@ -124,15 +148,16 @@ void bind_selfplay(py::module_& m) {
            py::arg("tail_from_ply") = py::none(), py::arg("tail_visits_divisor") = 1,
            py::arg("cap_from_preceding") = false)
       .def("queue_resume",
-           [](PyActor& p, const Game& game, int prefix_len, const std::string& id, bool restart, bool continuation) {
+           [](PyActor& p, const Game& game, int prefix_len, const std::string& id, StartKind start,
+              bool continuation) {
              if (id.empty()) throw py::value_error("queue_resume: a resumed game needs its id");
-             StartSpec spec = start_spec(game, prefix_len, id, restart, continuation);  // copies the game
+             StartSpec spec = start_spec(game, prefix_len, id, start, continuation);  // copies the game
              locked(p, [&] { p.a.queue_resume(std::move(spec)); });
            },
-           py::arg("game"), py::arg("prefix_len"), py::arg("id"), py::arg("restart"), py::arg("continuation"))
+           py::arg("game"), py::arg("prefix_len"), py::arg("id"), py::arg("start"), py::arg("continuation"))
       .def("queue_restart",
            [](PyActor& p, const Game& game, const std::string& id) {
-             StartSpec spec = start_spec(game, game.ply(), id, true, std::nullopt);  // copies the game
+             StartSpec spec = start_spec(game, game.ply(), id, StartKind::RESTART, std::nullopt);  // copies the game
              locked(p, [&] { p.a.queue_restart(std::move(spec)); });
            },
            py::arg("game"), py::arg("id") = "",

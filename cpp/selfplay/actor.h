@@ -9,8 +9,10 @@
 //
 // Game lifecycle (SPEC 6): a new game takes the next queued resumption if
 // any; else, with probability restart_fraction, the next queued restart start
-// (the restart archive lives in Python and feeds that queue); else a random
-// opening of 0..8 uniformly random plies. Prefix plies are not searched. Each
+// (the restart archive lives in Python and feeds that queue); else, with
+// probability odds_fraction, a material-odds start (a random opening, then
+// material taken from one side: selfplay/odds.h); else a random opening of
+// 0..8 uniformly random plies. Prefix plies are not searched. Each
 // searched position is recorded; the move is sampled by temperature; the
 // chosen subtree is kept. A non-continuation game resigns when root value
 // and best child Q are both <= the threshold. A game reaching the ply cap gets
@@ -37,7 +39,7 @@ struct StartSpec {
   std::string id;      // empty: the actor names it
   Game game;
   int prefix_len = 0;
-  bool restart = false;
+  StartKind start = StartKind::RANDOM;
   int continuation = -1;  // 1 / 0 forced, -1 drawn with continuation_fraction
 };
 
@@ -111,6 +113,7 @@ class Actor {
   void start_game(Slot& s);
   void start_from(Slot& s, StartSpec& spec);
   void random_opening(Slot& s);
+  bool odds_opening(Slot& s);  // false: no odds position found (s is untouched)
   void begin_search(Slot& s);
   void finish_search(Slot& s);
   void record_search(Slot& s, const RootSummary& sum);

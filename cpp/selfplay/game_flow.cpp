@@ -1,8 +1,9 @@
-// Self-play game lifecycle: starts (resumption, restart, random opening),
+// Self-play game lifecycle: starts (resumption, restart, odds, random opening),
 // endings, hand-back of unfinished games, and option checks.
 #include <algorithm>
 
 #include "selfplay/actor.h"
+#include "selfplay/odds.h"
 
 namespace cz {
 
@@ -17,6 +18,9 @@ std::string ActorOptions::validate() const {
   if (!(restart_fraction >= 0 && restart_fraction <= 1)) return "restart_fraction must be in [0, 1]";
   if (!(continuation_fraction >= 0 && continuation_fraction <= 1))
     return "continuation_fraction must be in [0, 1]";
+  if (!(odds_fraction >= 0 && odds_fraction <= 1)) return "odds_fraction must be in [0, 1]";
+  if (odds_min_material < 1 || odds_max_material > 39 || odds_min_material > odds_max_material)
+    return "odds material (pawns) must satisfy 1 <= min <= max <= 39";
   if (policy_entries < 1 || policy_entries > 218) return "policy_entries must be in 1..218";
   return {};
 }
@@ -53,7 +57,7 @@ void Actor::start_from(Slot& s, StartSpec& spec) {
   s.log.start_fen = start.fen();
   s.log.prefix = uci_line(start, moves, 0, size_t(spec.prefix_len));
   s.log.moves = uci_line(start, moves, size_t(spec.prefix_len), moves.size());
-  s.log.restart = spec.restart;
+  s.log.start = spec.start;
   s.log.continuation = spec.continuation >= 0 ? spec.continuation == 1
                                               : rng_.bernoulli(opt_.continuation_fraction);
 }
@@ -78,8 +82,25 @@ void Actor::random_opening(Slot& s) {
   s.prefix_len = s.game.ply();
   s.log.id = opt_.id_prefix + "-" + std::to_string(next_id_++);
   s.log.start_fen = s.game.start_position().fen();
-  s.log.restart = false;
+  s.log.start = StartKind::RANDOM;
   s.log.continuation = rng_.bernoulli(opt_.continuation_fraction);
+}
+
+bool Actor::odds_opening(Slot& s) {
+  for (int attempt = 0; attempt < 16; ++attempt) {
+    random_opening(s);
+    Game g;
+    std::string error;
+    const std::string fen = odds_fen(s.game.position(), opt_.odds_min_material, opt_.odds_max_material, rng_);
+    if (fen.empty() || !Game::from_fen(fen, g, error) || g.status().is_over()) continue;
+    s.game = std::move(g);  // the odds position is the start: no prefix, every ply searched
+    s.prefix_len = 0;
+    s.log.prefix.clear();
+    s.log.start_fen = fen;
+    s.log.start = StartKind::ODDS;
+    return true;
+  }
+  return false;
 }
 
 void Actor::start_game(Slot& s) {
@@ -90,8 +111,8 @@ void Actor::start_game(Slot& s) {
   } else if (rng_.bernoulli(opt_.restart_fraction) && !restarts_.empty()) {
     start_from(s, restarts_.front());
     restarts_.pop_front();
-  } else {
-    random_opening(s);
+  } else if (opt_.odds_fraction <= 0 || !rng_.bernoulli(opt_.odds_fraction) || !odds_opening(s)) {
+    random_opening(s);  // (odds_fraction 0 draws nothing: seeded streams stay as they were)
   }
   s.active = true;
   s.started = std::chrono::steady_clock::now();
@@ -132,7 +153,7 @@ void Actor::drain(std::vector<GameLog>& out) {
     g.start_fen = start.fen();
     g.prefix = uci_line(start, moves, 0, size_t(spec.prefix_len));
     g.moves = uci_line(start, moves, size_t(spec.prefix_len), moves.size());
-    g.restart = spec.restart;
+    g.start = spec.start;
     g.continuation = spec.continuation == 1;
     g.resign_threshold = limits_.resign_threshold;
     g.visit_cap = limits_.visits;

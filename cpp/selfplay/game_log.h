@@ -12,12 +12,19 @@
 
 namespace cz {
 
+// How a self-play game started.
+enum class StartKind : int {
+  RANDOM = 0,   // after uniformly random opening plies
+  RESTART = 1,  // from the restart queue (the archive in Python)
+  ODDS = 2,     // from a material-odds position (ActorOptions::odds_fraction)
+};
+
 struct GameLog {
   std::string id;
   std::string start_fen;
   std::vector<std::string> prefix;  // unsearched plies (UCI)
   std::vector<std::string> moves;   // plies after the prefix (UCI), resumed ones included
-  bool restart = false;             // started from the restart queue
+  StartKind start = StartKind::RANDOM;
   bool continuation = false;        // never resigns
 
   // One entry per searched position; the policy of entry i is

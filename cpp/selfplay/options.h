@@ -27,6 +27,14 @@ struct ActorOptions {
   int random_opening_max_plies = 8;
   // Share of new games started from the restart queue (random opening when it is empty).
   float restart_fraction = 0.5f;
+  // Share of the other new games started from a material-odds position: a
+  // random opening, then pieces worth odds_min_material..odds_max_material
+  // pawns (uniform; P 1, N 3, B 3, R 5, Q 9) taken from a random side; every
+  // ply is searched and trained on (a curriculum of decisive, lopsided games;
+  // not in the paper). 0: off.
+  float odds_fraction = 0.0f;
+  int odds_min_material = 3;
+  int odds_max_material = 39;
   // Share of new games designated never to resign (calibration evidence).
   float continuation_fraction = 0.2f;
   // Most policy-target entries kept per searched position (SPEC 5: 60).

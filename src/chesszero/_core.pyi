@@ -138,6 +138,9 @@ class ActorOptions:
     random_opening_min_plies: int
     random_opening_max_plies: int
     restart_fraction: float
+    odds_fraction: float
+    odds_min_material: int
+    odds_max_material: int
     continuation_fraction: float
     policy_entries: int
     id_prefix: str
@@ -165,12 +168,21 @@ class Searcher:
 
 # ------------------------------------------------------------------------ self-play
 
+class StartKind(enum.Enum):
+    """How a self-play game started (cpp/selfplay/game_log.h)."""
+
+    RANDOM = 0
+    RESTART = 1
+    ODDS = 2
+
+def odds_fen(fen: str, min_pawns: int, max_pawns: int, seed: int) -> str | None: ...
+
 class GameLog:
     id: str
     start_fen: str
     prefix: list[str]
     moves: list[str]
-    restart: bool
+    start: StartKind
     continuation: bool
     @property
     def ply(self) -> npt.NDArray[np.int32]: ...
@@ -236,7 +248,7 @@ class Actor:
         cap_from_preceding: bool = False,
     ) -> None: ...
     def queue_resume(
-        self, game: _Game, prefix_len: int, id: str, restart: bool, continuation: bool
+        self, game: _Game, prefix_len: int, id: str, start: StartKind, continuation: bool
     ) -> None: ...
     def queue_restart(self, game: _Game, id: str = "") -> None: ...
     def prepare_batch(self, out_planes: npt.NDArray[np.float32]) -> int: ...

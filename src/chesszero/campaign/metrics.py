@@ -41,6 +41,11 @@ SELFPLAY_CONVERSION = "selfplay/conversion"
 """Share of (game, side) with a lead of 5+ pawns in the searched part that
 the side went on to win; not logged in a generation without such a lead."""
 SELFPLAY_CONVERSION_CHANCES = "selfplay/conversion_opportunities"
+SELFPLAY_ODDS_GAMES = "selfplay/odds_games"
+"""Material-odds games of the generation (``selfplay.odds_fraction``); the
+terminations, non-decisive rate and conversion above count natural games only."""
+SELFPLAY_ODDS_NON_DECISIVE = "selfplay/odds_non_decisive_rate"
+SELFPLAY_ODDS_CONVERSION = "selfplay/odds_conversion"
 SELFPLAY_CONVERSION_WON = "selfplay/conversion_converted"
 SELFPLAY_CAPPED_SHARE = "selfplay/capped_share"
 """Late-game target diagnostics (paper 6.1, ``selfplay.cap_diagnostics``): games

@@ -184,6 +184,11 @@ def finish_selfplay(campaign: Campaign, started: float) -> dict[str, float]:
         run.metrics[M.SELFPLAY_CONVERSION_WON] = agg["conversion_converted"]
         if "conversion" in agg:  # no lead of 5+ pawns in any game: no rate
             run.metrics[M.SELFPLAY_CONVERSION] = agg["conversion"]
+        if agg["odds_games"]:  # material-odds games are counted apart
+            run.metrics[M.SELFPLAY_ODDS_GAMES] = agg["odds_games"]
+            run.metrics[M.SELFPLAY_ODDS_NON_DECISIVE] = agg["odds_non_decisive_rate"]
+            if "odds_conversion" in agg:
+                run.metrics[M.SELFPLAY_ODDS_CONVERSION] = agg["odds_conversion"]
         run.metrics.update(cap_metrics(shards))
     return run.metrics
 

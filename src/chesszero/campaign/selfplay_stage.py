@@ -52,15 +52,19 @@ class ActorSummary:
 
     shard: str | None
     actor: int
-    games: int
+    games: int  # every finished game, odds games included
     positions: int
     searches: int
     seconds: float
-    terminations: dict[str, int]
+    terminations: dict[str, int]  # natural games (selfplay.actor.ShardReport)
     label: str
     conversion_opportunities: int = 0  # (game, side) leads of 5+ pawns (selfplay.logs.conversion_counts)
     conversion_converted: int = 0  # of those, won by that side
     diagnostics: dict[str, int] = field(default_factory=dict)  # CapDiagnostics counts (selfplay.cap_diagnostics)
+    odds_games: int = 0  # material-odds games (not in games' terminations or conversion counts above)
+    odds_decisive: int = 0
+    odds_conversion_opportunities: int = 0
+    odds_conversion_converted: int = 0
 
     @property
     def searches_per_second(self) -> float:
@@ -84,6 +88,8 @@ def actor_settings(cfg: Config, *, actor: int, seed: int, archive_path: Path) ->
         random_opening_min_plies=sp.random_opening_min_plies,
         random_opening_max_plies=sp.random_opening_max_plies,
         restart_fraction=sp.restart_fraction,
+        odds_fraction=sp.odds_fraction,
+        odds_material=(sp.odds_min_material, sp.odds_max_material),
         continuation_fraction=sp.continuation_fraction,
         archive=ArchiveSettings(**sp.restart.model_dump()),
         archive_path=archive_path,
@@ -201,7 +207,10 @@ def run_actor_job(job: ActorJob, *, stop: threading.Event | None = None,
                 positions=report.positions, searches=report.searches, seconds=report.seconds,
                 terminations=dict(report.terminations), label=job.label,
                 conversion_opportunities=report.conversion.opportunities,
-                conversion_converted=report.conversion.converted, diagnostics=asdict(report.diagnostics))
+                conversion_converted=report.conversion.converted, diagnostics=asdict(report.diagnostics),
+                odds_games=report.odds.games, odds_decisive=report.odds.decisive,
+                odds_conversion_opportunities=report.odds.conversion.opportunities,
+                odds_conversion_converted=report.odds.conversion.converted)
             write_json_atomic(pending_path, {"committed": asdict(summary),
                                              "pending": [p.to_dict() for p in actor.pending]})
             if report.path is not None:
@@ -235,7 +244,9 @@ def cap_metrics(summaries: list[ActorSummary]) -> dict[str, float]:
 
 def aggregate(summaries: list[ActorSummary]) -> dict[str, float]:
     """Generation totals: games, positions, searches/s, terminations and the
-    conversion counts (``conversion``, their ratio, only when there was a chance)."""
+    conversion counts (``conversion``, their ratio, only when there was a chance)
+    of natural games; the material-odds games' count, non-decisive rate and
+    conversion apart (``odds_*``, rates only when there were such games)."""
     games = sum(s.games for s in summaries)
     per_actor: dict[tuple[int, str], list[float]] = {}
     for s in summaries:  # calls of one actor run one after another; actors run side by side
@@ -249,11 +260,23 @@ def aggregate(summaries: list[ActorSummary]) -> dict[str, float]:
         for k, v in s.terminations.items():
             terms[k] = terms.get(k, 0) + v
     decisive = sum(terms.get(k, 0) for k in ("checkmate", "resignation"))
+    natural = sum(terms.values())  # the terminations count natural games only (odds games apart)
     chances = sum(s.conversion_opportunities for s in summaries)
     converted = sum(s.conversion_converted for s in summaries)
     conversion = {"conversion": converted / chances} if chances else {}
+    odds_games = sum(s.odds_games for s in summaries)
+    odds_chances = sum(s.odds_conversion_opportunities for s in summaries)
+    odds_converted = sum(s.odds_conversion_converted for s in summaries)
+    odds: dict[str, float] = {}
+    if odds_games:
+        odds["odds_non_decisive_rate"] = 1.0 - sum(s.odds_decisive for s in summaries) / odds_games
+    if odds_chances:
+        odds["odds_conversion"] = odds_converted / odds_chances
     return {"games": games, "positions": sum(s.positions for s in summaries),
             "searches_per_s": rate,
-            "non_decisive_rate": 1.0 - decisive / games if games else 0.0, **{f"term_{k}": v for k, v in terms.items()},
+            "non_decisive_rate": 1.0 - decisive / natural if natural else 0.0,
+            **{f"term_{k}": v for k, v in terms.items()},
             "conversion_opportunities": chances, "conversion_converted": converted, **conversion,
+            "odds_games": odds_games, "odds_conversion_opportunities": odds_chances,
+            "odds_conversion_converted": odds_converted, **odds,
             "wall_s": seconds, "stamp": time.time()}

@@ -149,6 +149,10 @@ def _selfplay(args: argparse.Namespace) -> int:
         "non_decisive_rate": report.non_decisive_rate,
         "conversion": {"opportunities": report.conversion.opportunities,
                        "converted": report.conversion.converted, "rate": report.conversion.rate},
+        "odds": {"games": report.odds.games, "decisive": report.odds.decisive,
+                 "conversion": {"opportunities": report.odds.conversion.opportunities,
+                                "converted": report.odds.conversion.converted,
+                                "rate": report.odds.conversion.rate}},
         "searches_per_s": report.searches_per_second,
         "seconds": report.seconds,
     }, indent=2))

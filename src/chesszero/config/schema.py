@@ -185,6 +185,11 @@ class SelfplayConfig(_Section):
     random_opening_min_plies: int = Field(ge=0, le=40, description="Fewest random opening plies.")
     random_opening_max_plies: int = Field(ge=0, le=40, description="Most random opening plies.")
     restart_fraction: Fraction = Field(description="Share of games started from the restart archive.")
+    odds_fraction: Fraction = Field(
+        description="Share of the other games started from a material-odds position: a random opening, then "
+        "pieces taken from one side (a curriculum of lopsided, decisive games; not in the paper; 0: off).")
+    odds_min_material: int = Field(ge=1, le=39, description="Fewest pawns an odds start takes (P1 N3 B3 R5 Q9).")
+    odds_max_material: int = Field(ge=1, le=39, description="Most pawns an odds start takes.")
     continuation_fraction: Fraction = Field(description="Share of games that never resign.")
     restart: RestartConfig
     resign: ResignConfig
@@ -194,6 +199,8 @@ class SelfplayConfig(_Section):
     def _ordered(self) -> SelfplayConfig:
         if self.random_opening_min_plies > self.random_opening_max_plies:
             raise ValueError("random_opening_min_plies must be <= random_opening_max_plies")
+        if self.odds_min_material > self.odds_max_material:
+            raise ValueError("odds_min_material must be <= odds_max_material")
         tail = [v for v in self.late_tail.from_ply.values if v is not None]
         if tail and min(tail) <= self.random_opening_max_plies:
             raise ValueError(f"late_tail.from_ply ({min(tail)}) must exceed random_opening_max_plies "

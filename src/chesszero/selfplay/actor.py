@@ -19,7 +19,9 @@ or recorded (searched) positions is met, then:
   non-decisive rate (draw-cycle diagnostics, reference 004), the
   conversion count (leads of 5+ pawns, and how many were won) and the
   late-game target counts (``cap_diagnostics``: capped games, rows on a cut
-  target, plies without a training row; paper 6.1).
+  target, plies without a training row; paper 6.1). The first three count
+  natural play only: material-odds games (``odds_fraction``, lopsided by
+  construction) are counted apart in ``ShardReport.odds``.
 
 ``late_tail=LateTail(...)`` restores the paper's earlier (affected) design
 for the call (6.1; off by default): cheap searches from a game ply on,
@@ -44,6 +46,7 @@ from chesszero.search.pipeline import BatchPipeline
 from chesszero.selfplay.archive import ArchiveSettings, RestartArchive
 from chesszero.selfplay.cap_diagnostics import CapDiagnostics, cap_diagnostics
 from chesszero.selfplay.logs import (
+    START_KINDS,
     PendingGame,
     conversion_counts,
     log_to_pending,
@@ -71,6 +74,8 @@ class ActorSettings:
     random_opening_min_plies: int = 0
     random_opening_max_plies: int = 8
     restart_fraction: float = 0.5
+    odds_fraction: float = 0.0  # share of the other starts from material-odds positions (0: off)
+    odds_material: tuple[int, int] = (3, 39)  # pawns taken from one side, uniform in [min, max]
     continuation_fraction: float = 0.2
     archive: ArchiveSettings = field(default_factory=ArchiveSettings)
     archive_path: Path | None = None  # SQLite file of the restart archive (None: in memory)
@@ -92,6 +97,9 @@ class ActorSettings:
             random_opening_min_plies=self.random_opening_min_plies,
             random_opening_max_plies=self.random_opening_max_plies,
             restart_fraction=self.restart_fraction,
+            odds_fraction=self.odds_fraction,
+            odds_min_material=self.odds_material[0],
+            odds_max_material=self.odds_material[1],
             continuation_fraction=self.continuation_fraction,
             id_prefix=f"{self.actor_id}-{uuid.uuid4().hex[:8]}",
         )
@@ -122,6 +130,16 @@ class LateTail:
 
 
 @dataclass(frozen=True)
+class OddsCounts:
+    """The material-odds games of a call: how many, how many ended decisively,
+    and their conversion count (the side given the material leads from the start)."""
+
+    games: int = 0
+    decisive: int = 0
+    conversion: Conversion = field(default_factory=Conversion)
+
+
+@dataclass(frozen=True)
 class ShardReport:
     """One ``play`` call: its shard, hand-backs and diagnostics."""
 
@@ -129,13 +147,14 @@ class ShardReport:
     records: list[GameRecord]
     unfinished: list[PendingGame]
     positions: int  # replay rows of the finished games (searched positions, tail searches excluded)
-    terminations: dict[str, int]
-    non_decisive_rate: float  # share of finished games without a decisive result
+    terminations: dict[str, int]  # natural games (odds games apart, in ``odds``)
+    non_decisive_rate: float  # share of finished natural games without a decisive result
     seconds: float
     searches: int  # searches finished during the call (all games)
     evaluations: int
     batches: int
-    conversion: Conversion = field(default_factory=Conversion)  # ``logs.conversion_counts``
+    conversion: Conversion = field(default_factory=Conversion)  # ``logs.conversion_counts``, natural games
+    odds: OddsCounts = field(default_factory=OddsCounts)
     diagnostics: CapDiagnostics = field(default_factory=CapDiagnostics)  # ``cap_diagnostics``
 
     @property
@@ -219,7 +238,7 @@ class SelfPlayActor:
                 p.game(),
                 len(p.prefix_moves),
                 p.game_id,
-                p.start_type == "restart",
+                START_KINDS[p.start_type],
                 p.is_continuation,
             )
             earlier[p.game_id] = p
@@ -270,19 +289,22 @@ class SelfPlayActor:
         elapsed = time.perf_counter() - start
         after = actor.counters()
         path = write_shard(records, shard_path) if shard_path is not None and records else None
-        decisive = sum(r.is_decisive for r in records)
+        natural = [r for r in records if r.start_type != "odds"]
+        odds = [r for r in records if r.start_type == "odds"]
+        decisive = sum(r.is_decisive for r in natural)
         return ShardReport(
             path=path,
             records=records,
             unfinished=unfinished,
             positions=counted[0],
-            terminations=termination_histogram(records),
-            non_decisive_rate=1.0 - decisive / len(records) if records else 0.0,
+            terminations=termination_histogram(natural),
+            non_decisive_rate=1.0 - decisive / len(natural) if natural else 0.0,
             seconds=elapsed,
             searches=after["searches"] - before["searches"],
             evaluations=after["evaluations"] - before["evaluations"],
             batches=after["batches"] - before["batches"],
-            conversion=conversion_counts(records),
+            conversion=conversion_counts(natural),
+            odds=OddsCounts(len(odds), sum(r.is_decisive for r in odds), conversion_counts(odds)),
             diagnostics=cap_diagnostics(records),
         )
 
@@ -300,4 +322,4 @@ class SelfPlayActor:
         self.archive.close()
 
 
-__all__ = ["ActorSettings", "LateTail", "SelfPlayActor", "ShardReport", "resign_probes"]
+__all__ = ["ActorSettings", "LateTail", "OddsCounts", "SelfPlayActor", "ShardReport", "resign_probes"]

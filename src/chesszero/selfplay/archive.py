@@ -144,7 +144,10 @@ class RestartArchive:
         self._db.close()
 
     def add_game(self, record: GameRecord, generation: int) -> int:
-        """Archives the eligible positions of a finished game; returns how many."""
+        """Archives the eligible positions of a finished game; returns how many.
+        Material-odds games give none: restarts stay in positions of natural play."""
+        if record.start_type == "odds":
+            return 0
         s = self.settings
         game = core.Game(record.start_fen)
         for uci in record.prefix_moves:

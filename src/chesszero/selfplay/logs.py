@@ -17,6 +17,9 @@ from chesszero.selfplay.records import GameRecord, SearchedPly
 
 TERMINATION_NAMES: dict[int, str] = core.TERMINATION_NAMES  # GameLog.ending -> name
 RESULT_NAMES: dict[int, str] = core.RESULT_TEXT  # GameLog.result -> PGN result
+START_NAMES: dict[_core.StartKind, str] = {_core.StartKind.RANDOM: "random", _core.StartKind.RESTART: "restart",
+                                           _core.StartKind.ODDS: "odds"}  # GameLog.start -> record start_type
+START_KINDS: dict[str, _core.StartKind] = {v: k for k, v in START_NAMES.items()}
 
 
 @dataclass(frozen=True)
@@ -114,7 +117,7 @@ def log_to_record(
         game_id=log.id,
         model_id=model_id,
         generation=generation,
-        start_type="restart" if log.restart else "random",
+        start_type=START_NAMES[log.start],
         start_fen=log.start_fen,
         prefix_moves=list(log.prefix),
         moves=list(log.moves),
@@ -147,7 +150,7 @@ def log_to_pending(log: _core.GameLog, earlier: PendingGame | None = None) -> Pe
         start_fen=log.start_fen,
         prefix_moves=list(log.prefix),
         moves=list(log.moves),
-        start_type="restart" if log.restart else "random",
+        start_type=START_NAMES[log.start],
         is_continuation=bool(log.continuation),
         plies=plies,
         seconds=float(seconds),
@@ -185,6 +188,8 @@ def conversion_counts(records: Sequence[GameRecord]) -> Conversion:
 
 __all__ = [
     "RESULT_NAMES",
+    "START_KINDS",
+    "START_NAMES",
     "TERMINATION_NAMES",
     "PendingGame",
     "conversion_counts",

@@ -54,7 +54,7 @@ from chesszero.core import NUM_ACTIONS, RESULT_TEXT, TERMINATION_NAMES
 
 MAX_POLICY_ENTRIES = 60
 
-StartType = Literal["random", "restart"]
+StartType = Literal["random", "restart", "odds"]
 ResultText = Literal["1-0", "0-1", "1/2-1/2"]
 TerminationText = Literal[
     "checkmate",
@@ -67,7 +67,7 @@ TerminationText = Literal[
 ]
 Colour = Literal["white", "black"]
 
-START_TYPES: tuple[str, ...] = ("random", "restart")
+START_TYPES: tuple[str, ...] = ("random", "restart", "odds")  # odds: a material-odds start (no prefix)
 RESULTS: tuple[str, ...] = tuple(RESULT_TEXT.values())  # the core's codes, in order
 TERMINATIONS: tuple[str, ...] = tuple(TERMINATION_NAMES.values())
 DECISIVE_TERMINATIONS: tuple[str, ...] = ("checkmate", "resignation")
