@@ -113,7 +113,7 @@ class Actor {
   void start_game(Slot& s);
   void start_from(Slot& s, StartSpec& spec);
   void random_opening(Slot& s);
-  bool odds_opening(Slot& s);  // false: no odds position found (s is untouched)
+  void odds_opening(Slot& s);  // a random opening when 16 draws found no odds position
   void begin_search(Slot& s);
   void finish_search(Slot& s);
   void record_search(Slot& s, const RootSummary& sum);

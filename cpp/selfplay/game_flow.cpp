@@ -86,8 +86,8 @@ void Actor::random_opening(Slot& s) {
   s.log.continuation = rng_.bernoulli(opt_.continuation_fraction);
 }
 
-bool Actor::odds_opening(Slot& s) {
-  for (int attempt = 0; attempt < 16; ++attempt) {
+void Actor::odds_opening(Slot& s) {
+  for (int attempt = 0; attempt < 16; ++attempt) {  // else the last random opening stays, unchanged
     random_opening(s);
     Game g;
     std::string error;
@@ -98,9 +98,8 @@ bool Actor::odds_opening(Slot& s) {
     s.log.prefix.clear();
     s.log.start_fen = fen;
     s.log.start = StartKind::ODDS;
-    return true;
+    return;
   }
-  return false;
 }
 
 void Actor::start_game(Slot& s) {
@@ -111,8 +110,10 @@ void Actor::start_game(Slot& s) {
   } else if (rng_.bernoulli(opt_.restart_fraction) && !restarts_.empty()) {
     start_from(s, restarts_.front());
     restarts_.pop_front();
-  } else if (opt_.odds_fraction <= 0 || !rng_.bernoulli(opt_.odds_fraction) || !odds_opening(s)) {
-    random_opening(s);  // (odds_fraction 0 draws nothing: seeded streams stay as they were)
+  } else if (opt_.odds_fraction > 0 && rng_.bernoulli(opt_.odds_fraction)) {  // 0 draws nothing
+    odds_opening(s);
+  } else {
+    random_opening(s);
   }
   s.active = true;
   s.started = std::chrono::steady_clock::now();
