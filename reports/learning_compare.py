@@ -14,7 +14,10 @@ games each). Reads each folder's ``curve.csv`` and ``summary.json`` (written by
 
 A verdict is ``met`` when the run's score is at least the baseline's,
 ``within interval`` when it is lower but the run's 95% interval reaches the
-baseline's score, else ``not met``.
+baseline's score, else ``not met``. Issue 11's target is named only when the
+two runs differ in their sizes, or either did not record them (a sizing
+comparison); two runs of the same recorded sizes (a recipe ablation) get
+the same per-match verdicts, worded without a target.
 
 Run by ``dvc repro learning-compare`` (dvc.yaml) or by hand::
 
@@ -96,15 +99,32 @@ def _score(m: dict[str, Any] | None) -> str:
     return "-" if m is None else f"{m['score']:.3f} [{m['score_lo']:.3f}, {m['score_hi']:.3f}]"
 
 
+RECIPE_WORDS = {"met": "no worse", "not met": "worse"}
+"""The verdicts' words in a comparison without a target (``within interval`` and
+``not measured`` keep theirs)."""
+
+
+def sizing_comparison(base: Run, run: Run) -> bool:
+    """True when the runs differ in their sizes, or when either did not record
+    them (runs from before sizes were recorded): issue 11's target applies."""
+    recorded = base.summary.get("sizes") and run.summary.get("sizes")
+    return not recorded or base.sizes() != run.sizes()
+
+
 def final_rows(base: Run, run: Run) -> list[str]:
     lines = [f"| opponent | mode | {base.name} (baseline) | {run.name} | difference | verdict |",
              "|---|---|---|---|---:|---|"]
+    sizing = sizing_comparison(base, run)
     for opponent, mode in dict.fromkeys([*base.matches(), *run.matches()]):
         b, r = final_match(base.summary, opponent, mode), final_match(run.summary, opponent, mode)
         diff = "-" if b is None or r is None else f"{r['score'] - b['score']:+.3f}"
-        target = mode == "searched" and opponent in TARGET_OPPONENTS
-        lines.append(f"| {opponent} | {mode} | {_score(b)} | {_score(r)} | {diff} | "
-                     f"{verdict(r, b) + (' (target)' if target else '') if mode == 'searched' else 'not a target'} |")
+        if not sizing:  # no target: say what the verdict means
+            judged = RECIPE_WORDS.get(verdict(r, b), verdict(r, b))
+        elif mode == "searched":
+            judged = verdict(r, b) + (" (target)" if opponent in TARGET_OPPONENTS else "")
+        else:
+            judged = "not a target"
+        lines.append(f"| {opponent} | {mode} | {_score(b)} | {_score(r)} | {diff} | {judged} |")
     return lines
 
 
@@ -126,11 +146,22 @@ def _setup(run: Run, role: str) -> str:
             f"{str(git.get('commit', '?'))[:10]}, started {s.get('started', '?')}")
 
 
-def markdown(base: Run, run: Run) -> str:
-    met = target_met(base, run)
-    verdict_line = {True: "met", False: "not met", None: "not measured"}[met]
+def _target_line(base: Run, run: Run) -> str:
+    if not sizing_comparison(base, run):
+        return (f"Both runs have the same sizes ({run.sizes()}): a comparison of their recipes, with no "
+                "target. Per match: `no worse` when the run's score is at least the baseline's, `within "
+                "interval` when lower but the run's 95% interval reaches the baseline's score, else `worse`. "
+                "A difference inside both intervals is not evidence either way.")
+    rule = ("Per match: `met` when the run's score is at least the baseline's, `within interval` when lower "
+            "but the run's 95% interval reaches the baseline's score, else `not met`.")
+    verdict_line = {True: "met", False: "not met", None: "not measured"}[target_met(base, run)]
     visits = run.summary.get("final_evaluation", {}).get("visits", "?")
     games = run.summary.get("final_evaluation", {}).get("games_per_match", "?")
+    return (f"**Target** (issue 11): the run's final searched scores ({visits} visits, {games} games) against "
+            f"{' and '.join(TARGET_OPPONENTS)} at least the baseline's: **{verdict_line}**. {rule}")
+
+
+def markdown(base: Run, run: Run) -> str:
     lines = [
         f"# `{run.name}` against the baseline `{base.name}` at the same wall time",
         "",
@@ -140,10 +171,7 @@ def markdown(base: Run, run: Run) -> str:
         _setup(base, "baseline"),
         _setup(run, "run"),
         "",
-        f"**Target** (issue 11): the run's final searched scores ({visits} visits, {games} games) against "
-        f"{' and '.join(TARGET_OPPONENTS)} at least the baseline's: **{verdict_line}**. Per match: `met` when "
-        "the run's score is at least the baseline's, `within interval` when lower but the run's 95% interval "
-        "reaches the baseline's score.",
+        _target_line(base, run),
         "",
         "## Final evaluation",
         "",

@@ -205,6 +205,22 @@ def test_comparison_of_a_run_against_its_baseline(tmp_path: Path) -> None:
     assert compare_main([str(tmp_path / "missing"), str(run)]) == 2
 
 
+def test_a_comparison_of_two_recipes_at_the_same_sizes_names_no_target(tmp_path: Path) -> None:
+    from learning_compare import compare
+
+    base, run = tmp_path / "head", tmp_path / "odds"
+    for folder, name, scores in ((base, "head", (0.9, 0.7)), (run, "odds", (0.6, 0.75))):
+        write_csv(curve_from_series(progressive_series(6)), folder / "curve.csv")
+        (folder / "summary.json").write_text(json.dumps(
+            {**summary([match("random", "searched", scores[0]), match("random", "policy", scores[1])]),
+             "campaign": name, "sizes": ["4x48", "6x64"]}))
+    text = compare(base, run)[1].read_text()
+    assert "Both runs have the same sizes (4x48 -> 6x64)" in text
+    assert "issue 11" not in text and "(target)" not in text and "not a target" not in text
+    assert "| random | searched | 0.900 [0.800, 1.000] | 0.600 [0.500, 0.700] | -0.300 | worse |" in text
+    assert "| random | policy | 0.700 [0.600, 0.800] | 0.750 [0.650, 0.850] | +0.050 | no worse |" in text
+
+
 def test_targets_are_not_measured_without_their_data() -> None:
     curve = curve_from_series(series(2, conversion=False))
     text = markdown(curve, summary([]))
