@@ -16,7 +16,7 @@ from chesszero.material import PIECE_PAWNS, material_of_fen
 from chesszero.search import UniformEvaluator
 from chesszero.selfplay import records as rec
 from chesszero.selfplay.actor import ActorSettings, SelfPlayActor
-from chesszero.selfplay.logs import conversion_counts, termination_histogram
+from chesszero.selfplay.logs import PendingGame, conversion_counts, termination_histogram
 
 MIDGAME = "r1bqk2r/pppp1ppp/2n2n2/2b1p3/2B1P3/2N2N2/PPPP1PPP/R1BQK2R w KQkq - 4 5"
 
@@ -129,6 +129,16 @@ def test_bad_odds_settings_are_refused() -> None:
         SelfPlayActor(ActorSettings(odds_fraction=1.5))
     with pytest.raises(ValueError, match="odds material"):
         SelfPlayActor(ActorSettings(odds_fraction=0.5, odds_material=(10, 5)))
+    with pytest.raises(ValueError, match=r"odds_material must be \(min, max\) pawns, got \(5,\)"):
+        SelfPlayActor(ActorSettings(odds_fraction=0.5, odds_material=(5,)))  # type: ignore[arg-type]
+
+
+def test_a_pending_game_with_an_unknown_start_type_is_refused() -> None:
+    data = {"game_id": "g-1", "start_fen": core.STARTING_FEN, "prefix_moves": [], "moves": ["e2e4"],
+            "start_type": "handicap", "is_continuation": False}
+    with pytest.raises(ValueError, match="pending game 'g-1': start_type must be one of .* got 'handicap'"):
+        PendingGame.from_dict(data)
+    assert PendingGame.from_dict({**data, "start_type": "odds"}).game().fen() != core.STARTING_FEN
 
 
 def test_recipe_odds_settings(tmp_path) -> None:

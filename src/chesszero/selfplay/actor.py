@@ -84,6 +84,8 @@ class ActorSettings:
         return _core.SearchOptions(**self.search)
 
     def native_options(self) -> _core.ActorOptions:
+        if len(self.odds_material) != 2:
+            raise ValueError(f"ActorSettings.odds_material must be (min, max) pawns, got {self.odds_material!r}")
         opts = _core.ActorOptions(
             num_games=self.games_in_flight,
             max_outstanding=self.pipeline_depth,

@@ -37,6 +37,11 @@ class PendingGame:
     searches: int = 0
     evaluations: int = 0
 
+    def __post_init__(self) -> None:
+        if self.start_type not in START_KINDS:
+            raise ValueError(f"pending game {self.game_id!r}: start_type must be one of {sorted(START_KINDS)}, "
+                             f"got {self.start_type!r}")
+
     def game(self) -> core.Game:
         """The game at the position where play resumes."""
         g = core.Game(self.start_fen)
