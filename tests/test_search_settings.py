@@ -8,14 +8,14 @@ import pytest
 
 from chesszero.campaign.search_settings import evaluation_search, selfplay_search
 from chesszero.config import load_config
-from chesszero.search import SearchOptions
+from chesszero.search import SearchOptions, search_options
 
 PARAMS = Path(__file__).resolve().parents[1] / "params.yaml"
 
 
 def test_recipe_defaults_turn_the_solver_and_twofold_draws_on() -> None:
     cfg = load_config(PARAMS, preset="cpu")
-    sp = SearchOptions(**selfplay_search(cfg))
+    sp = search_options(selfplay_search(cfg))
     ev = evaluation_search(cfg)
     assert sp.proven_results and sp.twofold_draws and ev.proven_results and ev.twofold_draws
     assert sp.c_puct == pytest.approx(cfg.search.c_puct_selfplay)
@@ -26,7 +26,7 @@ def test_recipe_defaults_turn_the_solver_and_twofold_draws_on() -> None:
 def test_recipe_switches_reach_both_and_the_draw_score_only_self_play() -> None:
     cfg = load_config(PARAMS, preset="cpu", overrides={
         "search.proven_results": False, "search.twofold_draws": False, "search.draw_score": 0.25})
-    sp = SearchOptions(**selfplay_search(cfg))
+    sp = search_options(selfplay_search(cfg))
     ev = evaluation_search(cfg)
     assert not sp.proven_results and not sp.twofold_draws and sp.draw_score == pytest.approx(0.25)
     assert not ev.proven_results and not ev.twofold_draws and ev.draw_score == 0.0

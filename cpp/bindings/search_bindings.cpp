@@ -2,10 +2,12 @@
 // Every Searcher method that touches the trees runs with the GIL released
 // under the object's mutex (common.h locked()): arguments are copied out of
 // Python objects before, and results become Python objects after.
+#include <cmath>
 #include <mutex>
 #include <tuple>
 
 #include "bindings/common.h"
+#include "search/gumbel.h"
 #include "search/searcher.h"
 
 namespace czb {
@@ -46,7 +48,7 @@ RootReport root_report(const Tree& tree, int pv_len) {
 
 py::dict root_summary(const RootReport& r) {
   const RootSummary& s = r.summary;
-  py::list moves, actions, visits, targets, priors, q, proven, plies;
+  py::list moves, actions, visits, targets, priors, q, proven, plies, considered, search_visits, gumbel;
   auto result = [](int p) { return p == -2 ? py::object(py::none()) : py::object(py::int_(p)); };
   for (size_t i = 0; i < r.kids.size(); ++i) {
     const RootChild& k = r.kids[i];
@@ -58,6 +60,9 @@ py::dict root_summary(const RootReport& r) {
     q.append(k.q);
     proven.append(result(k.proven));
     plies.append(k.plies);
+    considered.append(k.considered);
+    search_visits.append(k.search_visits);
+    gumbel.append(k.gumbel);
   }
   py::dict d;
   d["visits"] = s.visits;
@@ -74,6 +79,9 @@ py::dict root_summary(const RootReport& r) {
   d["q"] = q;
   d["child_proven"] = proven;
   d["child_plies"] = plies;
+  d["child_considered"] = considered;        // Gumbel root: among the considered moves
+  d["child_search_visits"] = search_visits;  // Gumbel root: this search's visits
+  d["child_gumbel"] = gumbel;                // Gumbel root: the noise g
   d["proven"] = result(s.proven);
   d["proven_plies"] = s.plies;
   d["pv"] = r.pv;
@@ -91,6 +99,9 @@ void check_slot(const Searcher& s, int slot) {
 }  // namespace
 
 void bind_search(py::module_& m) {
+  py::enum_<RootRule>(m, "RootRule", "How the root spends its visits.")
+      .value("PUCT", RootRule::PUCT)
+      .value("GUMBEL", RootRule::GUMBEL);
   py::class_<SearchOptions> so(m, "SearchOptions",
                                "Options of one search tree (defaults: self-play, SPEC 6).");
   FieldBinder<SearchOptions>{so}
@@ -105,12 +116,43 @@ void bind_search(py::module_& m) {
       .field("virtual_loss", &SearchOptions::virtual_loss, "loss counted per in-flight traversal")
       .field("proven_results", &SearchOptions::proven_results, "MCTS-solver: exact results propagate up")
       .field("twofold_draws", &SearchOptions::twofold_draws, "a repetition below the root is a draw")
-      .field("draw_score", &SearchOptions::draw_score, "a draw is worth -this to the side ahead at the root");
+      .field("draw_score", &SearchOptions::draw_score, "a draw is worth -this to the side ahead at the root")
+      .field("root", &SearchOptions::root, "RootRule.PUCT or RootRule.GUMBEL")
+      .field("gumbel_considered", &SearchOptions::gumbel_considered, "Gumbel root: moves considered (m)")
+      .field("gumbel_c_visit", &SearchOptions::gumbel_c_visit, "sigma(q) = (c_visit + max N) * c_scale * q")
+      .field("gumbel_c_scale", &SearchOptions::gumbel_c_scale, "sigma(q) = (c_visit + max N) * c_scale * q");
   so.def(py::init([](const py::kwargs& kw) { return from_kwargs<SearchOptions>(kw, "SearchOptions"); }))
       .def_static("self_play", &SearchOptions::self_play)
       .def_static("evaluation", &SearchOptions::evaluation)
       .def("validate", [](const SearchOptions& o) { require(o.validate(), "SearchOptions"); })
       .def("__repr__", [](const py::object& self) { return fields_repr<SearchOptions>(self, "SearchOptions"); });
+
+  m.def(
+      "gumbel_halving_counts",
+      [](int budget, int m) {
+        if (budget < 0 || budget > 10000000) throw py::value_error("budget must be in 0..10000000, got " + std::to_string(budget));
+        if (m < 1 || m > 256) throw py::value_error("m must be in 1..256, got " + std::to_string(m));
+        return gumbel::halving_counts(budget, m);
+      },
+      py::arg("budget"), py::arg("m"),
+      "Visits per rank (rank 0: the final survivor) of sequential halving of `budget` simulations over m moves.");
+  m.def(
+      "gumbel_improved_policy",
+      [](float raw, std::vector<float> visits, std::vector<float> prior, std::vector<float> q, float c_visit,
+         float c_scale) {
+        const size_t k = visits.size();
+        if (k < 1 || k > 256 || prior.size() != k || q.size() != k)
+          throw py::value_error("visits, prior and q must have the same length in 1..256");
+        std::vector<float> sigma(k), logit(k), pi(k);
+        gumbel::sigma_completed(raw, visits.data(), prior.data(), q.data(), int(k), c_visit, c_scale, sigma.data());
+        for (size_t i = 0; i < k; ++i) logit[i] = std::log(std::max(prior[i], 1e-30f));
+        gumbel::improved_policy(logit.data(), sigma.data(), int(k), pi.data());
+        const float vmix = gumbel::mixed_value(raw, visits.data(), prior.data(), q.data(), int(k));
+        return std::make_tuple(pi, sigma, vmix);
+      },
+      py::arg("raw"), py::arg("visits"), py::arg("prior"), py::arg("q"), py::arg("c_visit") = 50.0f,
+      py::arg("c_scale") = 1.0f,
+      "(improved policy, sigma, v_mix) of the Gumbel root for children with these visits, priors and Q.");
 
   py::enum_<MoveChoice>(m, "MoveChoice")
       .value("SAMPLE", MoveChoice::SAMPLE)

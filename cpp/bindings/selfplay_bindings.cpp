@@ -71,6 +71,8 @@ void bind_selfplay(py::module_& m) {
       .field("odds_fraction", &ActorOptions::odds_fraction, "share of other starts from material-odds positions")
       .field("odds_min_material", &ActorOptions::odds_min_material, "fewest pawns an odds start takes")
       .field("odds_max_material", &ActorOptions::odds_max_material, "most pawns an odds start takes")
+      .field("full_search_fraction", &ActorOptions::full_search_fraction, "playout-cap randomisation: share of full (recorded) searches")
+      .field("fast_visits", &ActorOptions::fast_visits, "visits of a fast (unrecorded) search")
       .field("continuation_fraction", &ActorOptions::continuation_fraction, "share of never-resigning games")
       .field("policy_entries", &ActorOptions::policy_entries, "policy-target entries kept per position")
       .field("id_prefix", &ActorOptions::id_prefix, "prefix of the ids of games the actor starts");
@@ -185,6 +187,7 @@ void bind_selfplay(py::module_& m) {
              py::dict d;
              d["evaluations"] = c.evaluations;
              d["searches"] = c.searches;
+             d["fast_searches"] = c.fast_searches;
              d["terminal_hits"] = c.terminal_hits;
              d["collisions"] = c.collisions;
              d["batches"] = c.batches;

@@ -32,6 +32,13 @@ std::string SearchOptions::validate() const {
     return bad("virtual_loss", virtual_loss, "must be in [0, 2]");
   if (!finite(draw_score) || draw_score < 0 || draw_score > 1)
     return bad("draw_score", draw_score, "must be in [0, 1]");
+  if (root != RootRule::PUCT && root != RootRule::GUMBEL) return bad("root", float(int(root)), "must be PUCT or GUMBEL");
+  if (gumbel_considered < 1 || gumbel_considered > 256)
+    return bad("gumbel_considered", float(gumbel_considered), "must be in 1..256");
+  if (!finite(gumbel_c_visit) || gumbel_c_visit < 0 || gumbel_c_visit > 1e6)
+    return bad("gumbel_c_visit", gumbel_c_visit, "must be in [0, 1e6]");
+  if (!finite(gumbel_c_scale) || gumbel_c_scale <= 0 || gumbel_c_scale > 1e3)
+    return bad("gumbel_c_scale", gumbel_c_scale, "must be in (0, 1e3]");
   return {};
 }
 

@@ -9,6 +9,12 @@
 
 namespace cz {
 
+// How the root spends its visits (below the root it is always PUCT).
+enum class RootRule : int {
+  PUCT = 0,    // PUCT at the root too (SPEC 6), visit counts as the policy target
+  GUMBEL = 1,  // Gumbel top-m sampling + sequential halving (search/gumbel.h)
+};
+
 struct SearchOptions {
   // PUCT exploration constant c in Q + c * P * sqrt(max(1, N)) / (1 + N_a).
   float c_puct = 1.5f;
@@ -43,6 +49,17 @@ struct SearchOptions {
   // value > 0 when the search begins) and +draw_score to the other side, at
   // every node of that search (0: draws are worth 0 to both).
   float draw_score = 0.0f;
+  // Root rule. With GUMBEL, `visits` given to begin_search counts this
+  // search's simulations (visits retained by subtree reuse are extra and
+  // never enter the halving schedule); Dirichlet noise and forced playouts
+  // are unused, the noise flag draws the Gumbel noise instead (off: g = 0),
+  // and the policy target is the completed-Q improved policy.
+  RootRule root = RootRule::PUCT;
+  // Gumbel root: moves considered (m = min(this, simulations, legal moves)).
+  int gumbel_considered = 16;
+  // sigma(q) = (gumbel_c_visit + max_b N(b)) * gumbel_c_scale * q, q min-max normalised.
+  float gumbel_c_visit = 50.0f;
+  float gumbel_c_scale = 1.0f;
 
   static SearchOptions self_play() { return SearchOptions{}; }
   static SearchOptions evaluation() {

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "search/gumbel.h"
 #include "search/tree.h"
 
 namespace cz {
@@ -56,7 +57,7 @@ int best_child(const std::vector<RootChild>& kids) {
 // Policy target of a root with proven children: the shortest wins share the
 // visit mass; otherwise proven losses get none while another move remains;
 // never an empty target.
-void proven_targets(std::vector<RootChild>& kids, int best) {
+void proven_targets(std::vector<RootChild>& kids, int best, bool best_largest) {
   if (kids[best].proven == 1) {
     double mass = 0;
     int n = 0;
@@ -71,6 +72,7 @@ void proven_targets(std::vector<RootChild>& kids, int best) {
   if (kids[best].proven != -1)
     for (RootChild& k : kids)
       if (k.proven == -1) k.target = 0.0f;
+  if (!best_largest) return;  // the Gumbel target is a policy, not the move's visits
   // Visits may all have gone to moves proven lost since (or the root was
   // proven at its expansion), or the move to play is a proven draw that took
   // no visits: the move to play then carries the largest target.
@@ -95,6 +97,9 @@ RootSummary Tree::summarize(std::vector<RootChild>& out) const {
   }
   out.clear();
   if (root.first_child == kNoNode || root.state == NodeState::TERMINAL) return s;
+  const bool gumbel = gumbel_on() && root.state == NodeState::EXPANDED;
+  float sigma[MoveList::kCapacity];
+  if (gumbel) gumbel_sigma(sigma);
   for (int i = 0; i < root.num_children; ++i) {
     const Node& c = nodes_[root.first_child + i];
     RootChild k;
@@ -107,9 +112,23 @@ RootSummary Tree::summarize(std::vector<RootChild>& out) const {
     k.q = child_q(c, solver && c.proven(), 0, root.value() - opt_.fpu_reduction);
     if (solver && c.proven()) k.proven = -c.lo, k.plies = c.plies + 1;
     else k.proven = kUnproven;
+    if (gumbel) {
+      k.considered = gumbel_.considered[size_t(i)];
+      k.search_visits = gumbel_search_visits(i);
+      k.gumbel = gumbel_.g[size_t(i)];
+    }
     out.push_back(k);
   }
+  if (gumbel) {  // the completed-Q improved policy is the target
+    float pi[MoveList::kCapacity];
+    gumbel::improved_policy(gumbel_.logit.data(), sigma, root.num_children, pi);
+    for (int i = 0; i < root.num_children; ++i) out[size_t(i)].target = pi[i];
+  }
+  const int chosen = gumbel ? gumbel_choice(sigma) : -1;
   s.best = best_child(out);
+  // Gumbel: a proven win first (best_child's), else the halving's survivor
+  // (every move proven lost: best_child's longest loss).
+  if (gumbel && out[size_t(s.best)].proven != 1 && chosen >= 0) s.best = chosen;
   const RootChild& best = out[s.best];
   s.best_q = best.q;
 
@@ -117,7 +136,7 @@ RootSummary Tree::summarize(std::vector<RootChild>& out) const {
   // visits sqrt(k P N), and only down to the visits at which its PUCT score
   // would reach the best child's; a child left under one visit is dropped.
   const float k_forced = opt_.forced_playout_k;
-  if (k_forced > 0 && best.visits > 0 && best.proven != 1) {
+  if (!gumbel && k_forced > 0 && best.visits > 0 && best.proven != 1) {
     const float cu = puct::exploration(opt_.c_puct, root.n);
     const float best_score = puct::score(best.q, best.root_prior, best.visits, cu);
     for (int i = 0; i < int(out.size()); ++i) {
@@ -130,7 +149,7 @@ RootSummary Tree::summarize(std::vector<RootChild>& out) const {
       k.target = std::max(0.0f, t);
     }
   }
-  if (solver) proven_targets(out, s.best);
+  if (solver) proven_targets(out, s.best, /*best_largest=*/!gumbel);
 
   double total = 0;
   for (const RootChild& k : out) total += k.target;
@@ -154,7 +173,8 @@ Move Tree::choose_move(const MoveChoiceOptions& choice, int ply, std::vector<Roo
       if (kids[i].prior > kids[best].prior) best = i;
     return kids[best].move;
   }
-  if (choice.mode == MoveChoice::MOST_VISITS || ply >= choice.greedy_after_ply)
+  // Gumbel: the halving's choice, with the noise drawn at begin_search (no temperature).
+  if (choice.mode == MoveChoice::MOST_VISITS || ply >= choice.greedy_after_ply || gumbel_on())
     return kids[s.best].move;
   if (kids[s.best].proven == 1 || kids[s.best].proven == -1) return kids[s.best].move;  // a proof decides
   const double temp = std::max(1e-3f, choice.temperature_at(ply));
@@ -183,7 +203,13 @@ void Tree::principal_variation(std::vector<Move>& out, int max_len) const {
     if (x.state != NodeState::EXPANDED || x.first_child == kNoNode) return;
     const bool proven = opt_.proven_results && x.proven();
     uint32_t best = proven ? proof_child(x) : kNoNode;
-    for (int i = 0; i < x.num_children && !proven; ++i) {
+    bool fixed = proven;
+    if (idx == 0 && !proven && gumbel_on()) {  // the move to play leads the line
+      std::vector<RootChild> kids;
+      const RootSummary s = summarize(kids);
+      if (s.best >= 0) best = x.first_child + uint32_t(s.best), fixed = true;
+    }
+    for (int i = 0; i < x.num_children && !fixed; ++i) {
       const uint32_t ci = x.first_child + i;
       if (nodes_[ci].n <= 0) continue;
       if (best == kNoNode || nodes_[ci].n > nodes_[best].n ||

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "core/encoding.h"
+#include "search/gumbel.h"
 
 namespace cz {
 
@@ -25,6 +26,7 @@ void Tree::reset(const Game& game) {
   nodes_.clear();
   nodes_.alloc(1);
   noise_active_ = noise_wanted_ = false;
+  gumbel_.active = gumbel_.wanted = false;
   target_ = 0;
   clear_depths();
 }
@@ -57,6 +59,7 @@ void Tree::advance(Move m, NodeArena& scratch) {
   history_.push_back(m);
   if (int(history_.size()) > kHistoryMoves) history_.erase(history_.begin());
   noise_active_ = noise_wanted_ = false;
+  gumbel_.active = gumbel_.wanted = false;
   target_ = 0;
   clear_depths();
 }
@@ -70,12 +73,25 @@ void Tree::set_draw_side(float root_value) {
 void Tree::begin_search(int visits, bool noise) {
   target_ = float(visits);
   noise_active_ = noise_wanted_ = false;
+  gumbel_.active = gumbel_.wanted = false;
   clear_depths();
   draw_root_ = 0;
   draw_side_wanted_ = false;
   if (opt_.draw_score > 0) {
     if (root_expanded()) set_draw_side(nodes_[0].value());
     else draw_side_wanted_ = true;
+  }
+  if (opt_.root == RootRule::GUMBEL) {  // its own simulations; retained visits are extra
+    gumbel_.noise = noise;
+    gumbel_.budget = visits;
+    if (root_expanded()) {
+      target_ = nodes_[0].n + float(visits);
+      init_gumbel();
+    } else {
+      target_ = float(visits) + 1.0f;  // the root's own evaluation is not a simulation
+      gumbel_.wanted = true;
+    }
+    return;
   }
   if (noise && opt_.dirichlet_epsilon > 0) {
     if (root_expanded()) make_noise();
@@ -323,7 +339,7 @@ Traversal Tree::traverse(float* planes) {
       ++collisions_;
       return {Traversal::COLLISION, kNoNode};
     }
-    const uint32_t c = idx == 0 ? select<true>(idx, depth) : select<false>(idx, depth);
+    const uint32_t c = idx != 0 ? select<false>(idx, depth) : gumbel_.active ? select_gumbel() : select<true>(idx, depth);
     if (c == kNoNode) {
       undo(idx);
       ++collisions_;
@@ -400,6 +416,7 @@ Backup Tree::apply(uint32_t leaf, const float* legal, const float* wdl) {
   x.raw = std::clamp(wdl[0] - wdl[2], -1.0f, 1.0f);
   x.state = NodeState::EXPANDED;
   if (leaf == 0 && noise_wanted_) make_noise();
+  if (leaf == 0 && gumbel_.wanted) init_gumbel();
   if (leaf == 0 && draw_side_wanted_) set_draw_side(x.raw);
   if (opt_.proven_results && x.proven()) return {leaf, proven_value(x, depth_of(leaf))};
   return {leaf, x.raw};

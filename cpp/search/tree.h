@@ -29,6 +29,14 @@
 //
 // After a move, advance() makes the played child the root and keeps
 // `subtree_retention` of every retained node's statistics.
+//
+// Gumbel root (`root` = GUMBEL, gumbel.h): once the root is expanded, the m
+// moves with the best g + logit (proven losses left out while another move
+// remains) are considered; each simulation goes to the best-scoring
+// considered move (g + logit + sigma(q)) at the halving schedule's level;
+// the move to play is the best-scoring among those with the most visits of
+// this search (a proven win first); the policy target is the completed-Q
+// improved policy. Below the root, PUCT as above.
 #pragma once
 
 #include <vector>
@@ -64,6 +72,10 @@ struct RootChild {
   float q = 0;           // backed-up value from the root's side to move (FPU value when unvisited)
   int proven = -2;       // proven result of the move for the root's side: 1 win, 0 draw, -1 loss, -2 unknown
   int plies = 0;         // plies from the root to the end of the game along the proof (when proven)
+  // Gumbel root only (SearchOptions::root == GUMBEL):
+  bool considered = false;  // among the m moves the halving considered
+  float search_visits = 0;  // visits of this search alone (retained ones excluded)
+  float gumbel = 0;         // the move's Gumbel noise g (0 without noise)
 };
 
 // What a finished search says about the root.
@@ -96,7 +108,9 @@ class Tree {
 
   // Starts a search that stops when the root has `visits` visits (visits kept
   // from an earlier search count). `noise` mixes root Dirichlet noise into
-  // the root prior when dirichlet_epsilon > 0.
+  // the root prior when dirichlet_epsilon > 0. With the Gumbel root the
+  // search runs `visits` simulations of its own (plus the root's evaluation
+  // when it is new) and `noise` draws the Gumbel noise (else g = 0).
   void begin_search(int visits, bool noise);
   bool needs_leaf() const;  // another traversal may start now
   bool done() const;        // target reached and nothing in flight
@@ -166,6 +180,17 @@ class Tree {
  private:
   // Prior of root child i as selection sees it (noise mixed in when active).
   float root_prior(int i) const;
+  // Gumbel root: set up once the root is expanded (noise, logits, the
+  // considered moves); the root child a simulation goes to (kNoNode: none
+  // can be chosen now); sigma of every root child from completed Q, into
+  // `sigma`; the child index of the move to play (-1: none considered).
+  void init_gumbel();
+  uint32_t select_gumbel();
+  void gumbel_sigma(float* sigma) const;
+  bool gumbel_lost(int i) const;  // root child i is a proven loss for the root's side
+  float gumbel_search_visits(int i) const;
+  int gumbel_choice(const float* sigma) const;
+  bool gumbel_on() const { return gumbel_.active; }
   // Q of `child` (proven or not) from the side to move of its parent, which
   // is `depth` plies below the root, with first-play urgency `fpu` (puct.h).
   float child_q(const Node& child, bool proven, int depth, float fpu) const;
@@ -211,6 +236,15 @@ class Tree {
   std::vector<float> noise_;      // root Dirichlet sample, one per root child
   std::vector<double> weights_;   // move-sampling weights (scratch)
   std::vector<Node> sort_scratch_;  // children being reordered by apply() (scratch)
+  struct GumbelRoot {             // per root child, in child order
+    bool wanted = false;          // set up once the root is expanded
+    bool active = false;          // set up for the current search
+    bool noise = false;           // draw g (else 0)
+    int budget = 0;               // simulations of this search
+    int m = 0;                    // considered moves
+    std::vector<float> g, logit, base;  // noise, log prior, visits held when the search began
+    std::vector<uint8_t> considered;
+  } gumbel_;
   bool noise_active_ = false;     // noise_ mixes into the root prior
   bool noise_wanted_ = false;     // sample noise as soon as the root is expanded
   float target_ = 0;              // root visits that end the search

@@ -70,8 +70,12 @@ void Actor::begin_search(Slot& s) {
   s.tail_search = !s.cap_search && limits_.tail_from_ply >= 0 && ply >= limits_.tail_from_ply;
   // validated limits have a divisor >= 1; the max keeps an unvalidated one from dividing by zero
   const int cheap = std::max(2, limits_.visits / std::max(1, limits_.tail_visits_divisor));
-  const int visits = s.tail_search ? cheap : limits_.visits;
-  s.tree.begin_search(visits, /*noise=*/true);
+  // Playout-cap randomisation draws only when on, so that the actor's other
+  // random choices are unchanged without it.
+  s.fast_search = !s.cap_search && !s.tail_search && opt_.full_search_fraction < 1.0f &&
+                  !rng_.bernoulli(opt_.full_search_fraction);
+  const int visits = s.tail_search ? cheap : s.fast_search ? std::min(opt_.fast_visits, limits_.visits) : limits_.visits;
+  s.tree.begin_search(visits, /*noise=*/!s.fast_search);
 }
 
 void Actor::record_search(Slot& s, const RootSummary& sum) {
@@ -111,14 +115,20 @@ void Actor::record_search(Slot& s, const RootSummary& sum) {
 
 void Actor::finish_search(Slot& s) {
   const RootSummary sum = s.tree.summarize(kids_);
-  record_search(s, sum);
+  if (s.fast_search) {
+    ++counters_.fast_searches;
+    ++counters_.searches;
+    ++s.log.searches;
+  } else {
+    record_search(s, sum);
+  }
   if (s.cap_search) {
     s.log.cap_value = std::clamp(sum.value, -1.0f, 1.0f);
     end_game(s, Termination::PLY_CAP, GameResult::DRAW);
     return;
   }
   const float t = limits_.resign_threshold;
-  if (!s.log.continuation && !std::isnan(t) && sum.value <= t && sum.best_q <= t) {
+  if (!s.fast_search && !s.log.continuation && !std::isnan(t) && sum.value <= t && sum.best_q <= t) {
     const Color loser = s.game.position().side_to_move();
     s.log.resigned_by = int(loser);
     end_game(s, Termination::RESIGNATION, loser == WHITE ? GameResult::BLACK_WINS : GameResult::WHITE_WINS);
@@ -133,7 +143,8 @@ void Actor::finish_search(Slot& s) {
     end_game(s, st.termination, st.result);
     return;
   }
-  if (limits_.cap_from_preceding && s.game.ply() >= limits_.ply_cap) {
+  // (after a fast search, whose root value is not recorded, the cap search runs instead)
+  if (limits_.cap_from_preceding && !s.fast_search && s.game.ply() >= limits_.ply_cap) {
     s.log.cap_value = -std::clamp(sum.value, -1.0f, 1.0f);  // the cut's side to move
     end_game(s, Termination::PLY_CAP, GameResult::DRAW);
     return;

@@ -18,7 +18,9 @@
 // and best child Q are both <= the threshold. A game reaching the ply cap gets
 // one more full search at the cut position whose root value is the cap value.
 // PlayLimits can restore the paper's earlier design (6.1): cheap tail searches
-// from a game ply on, and the cap value from the preceding search.
+// from a game ply on, and the cap value from the preceding search. With
+// playout-cap randomisation (full_search_fraction < 1) only the full searches
+// are recorded; fast ones are played without noise and never resign.
 #pragma once
 
 #include <chrono>
@@ -55,6 +57,7 @@ struct LeafInfo {
 struct ActorCounters {
   int64_t evaluations = 0;  // network evaluations applied
   int64_t searches = 0;     // searches finished
+  int64_t fast_searches = 0;  // of which fast (playout-cap randomisation: not recorded)
   int64_t terminal_hits = 0;  // traversals ended at a terminal node (no evaluation)
   int64_t collisions = 0;   // traversals abandoned (every choice already waiting)
   int64_t batches = 0;      // batches answered
@@ -107,6 +110,7 @@ class Actor {
     int prefix_len = 0;
     bool cap_search = false;
     bool tail_search = false;
+    bool fast_search = false;  // playout-cap randomisation: played, not recorded
     std::chrono::steady_clock::time_point started;
   };
 

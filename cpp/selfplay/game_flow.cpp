@@ -22,6 +22,8 @@ std::string ActorOptions::validate() const {
   if (odds_min_material < 1 || odds_max_material > 39 || odds_min_material > odds_max_material)
     return "odds material (pawns) must satisfy 1 <= min <= max <= 39";
   if (policy_entries < 1 || policy_entries > 218) return "policy_entries must be in 1..218";
+  if (!(full_search_fraction > 0 && full_search_fraction <= 1)) return "full_search_fraction must be in (0, 1]";
+  if (fast_visits < 1 || fast_visits > 1000000) return "fast_visits must be in 1..1000000";
   return {};
 }
 

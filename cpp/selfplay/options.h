@@ -35,6 +35,13 @@ struct ActorOptions {
   float odds_fraction = 0.0f;
   int odds_min_material = 3;
   int odds_max_material = 39;
+  // Playout-cap randomisation (KataGo): each move gets the full search with
+  // probability full_search_fraction and is recorded (a training row);
+  // otherwise a fast search of min(fast_visits, visits) visits without root
+  // noise is played and not recorded. The ply-cap search is always full.
+  // 1: every move full (off).
+  float full_search_fraction = 1.0f;
+  int fast_visits = 8;
   // Share of new games designated never to resign (calibration evidence).
   float continuation_fraction = 0.2f;
   // Most policy-target entries kept per searched position (SPEC 5: 60).

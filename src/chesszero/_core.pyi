@@ -94,6 +94,15 @@ def action_info(a: int) -> tuple[int, int, str | None]: ...
 
 # --------------------------------------------------------------------------- search
 
+class RootRule(enum.Enum):
+    PUCT = 0
+    GUMBEL = 1
+
+def gumbel_halving_counts(budget: int, m: int) -> list[int]: ...
+def gumbel_improved_policy(
+    raw: float, visits: list[float], prior: list[float], q: list[float], c_visit: float = 50.0, c_scale: float = 1.0
+) -> tuple[list[float], list[float], float]: ...
+
 class SearchOptions:
     """Options of one search tree; keyword construction, unknown keys raise ValueError."""
 
@@ -109,7 +118,11 @@ class SearchOptions:
     proven_results: bool
     twofold_draws: bool
     draw_score: float
-    def __init__(self, **fields: float | int | bool) -> None: ...
+    root: RootRule
+    gumbel_considered: int
+    gumbel_c_visit: float
+    gumbel_c_scale: float
+    def __init__(self, **fields: float | int | bool | RootRule) -> None: ...
     @staticmethod
     def self_play() -> SearchOptions: ...
     @staticmethod
@@ -142,6 +155,8 @@ class ActorOptions:
     odds_min_material: int
     odds_max_material: int
     continuation_fraction: float
+    full_search_fraction: float
+    fast_visits: int
     policy_entries: int
     id_prefix: str
     def __init__(self, **fields: object) -> None: ...

@@ -1,7 +1,7 @@
 """The recipe's search section as native search options, in one place.
 
 Self-play and evaluation share the tree rules (first-play urgency, discount,
-proven results, twofold repetitions inside the tree); they differ as SPEC 6
+proven results, twofold repetitions inside the tree, the root rule); they differ as SPEC 6
 says: c_puct, root noise and forced playouts in self-play only, and the draw
 score (contempt for the side ahead) is a self-play lever only.
 """
@@ -28,13 +28,17 @@ def selfplay_search(cfg: Config) -> dict[str, Any]:
         "proven_results": s.proven_results,
         "twofold_draws": s.twofold_draws,
         "draw_score": s.draw_score,
+        "root": s.root.value,
+        "gumbel_considered": s.gumbel.considered,
+        "gumbel_c_visit": s.gumbel.c_visit,
+        "gumbel_c_scale": s.gumbel.c_scale,
     }
 
 
 def evaluation_search(cfg: Config) -> Any:
     """``SearchOptions`` of evaluation and promotion matches (no noise, no
     forced playouts, no draw score: the network and its search alone)."""
-    from chesszero.search import SearchOptions
+    from chesszero.search import SearchOptions, root_rule
 
     s = cfg.search
     options = SearchOptions.evaluation()
@@ -44,5 +48,9 @@ def evaluation_search(cfg: Config) -> Any:
     options.subtree_retention = s.subtree_retention
     options.proven_results = s.proven_results
     options.twofold_draws = s.twofold_draws
+    options.root = root_rule(s.root.value)
+    options.gumbel_considered = s.gumbel.considered
+    options.gumbel_c_visit = s.gumbel.c_visit
+    options.gumbel_c_scale = s.gumbel.c_scale
     options.validate()
     return options

@@ -91,6 +91,8 @@ def actor_settings(cfg: Config, *, actor: int, seed: int, archive_path: Path) ->
         odds_fraction=sp.odds_fraction,
         odds_material=(sp.odds_min_material, sp.odds_max_material),
         continuation_fraction=sp.continuation_fraction,
+        full_search_fraction=sp.full_search_fraction,
+        fast_visits=sp.fast_visits,
         archive=ArchiveSettings(**sp.restart.model_dump()),
         archive_path=archive_path,
     )

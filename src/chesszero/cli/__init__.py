@@ -163,7 +163,8 @@ def _uci(args: argparse.Namespace) -> int:
     from chesszero.uci import run_uci
 
     return run_uci(args.model, args.visits, args.threads, sys.stdin, sys.stdout,
-                   parallel_leaves=args.parallel_leaves, seed=args.seed, backend=args.backend)
+                   parallel_leaves=args.parallel_leaves, seed=args.seed, backend=args.backend,
+                   gumbel_root=args.root == "gumbel")
 
 
 def _bench(argv: Sequence[str]) -> int:
@@ -257,6 +258,8 @@ def build_parser() -> argparse.ArgumentParser:
     uci.add_argument("--visits", type=int, default=800, help="visit cap per move (0: none)")
     uci.add_argument("--threads", type=int, default=1, help="inference threads")
     uci.add_argument("--parallel-leaves", type=int, default=None, help="in-flight leaves per tree")
+    uci.add_argument("--root", choices=("puct", "gumbel"), default="puct",
+                     help="root rule (SPEC 6; the GumbelRoot option too)")
     add_backend_argument(uci, default="ort-cpu")
     uci.add_argument("--seed", type=int, default=0)
     uci.set_defaults(func=_uci)

@@ -31,6 +31,8 @@ __all__ = [
     "LossWeights",
     "ModelConfig",
     "CandidateStart",
+    "GumbelConfig",
+    "RootRule",
     "CutTarget",
     "LateTailConfig",
     "ProgressiveConfig",
@@ -78,6 +80,22 @@ class ModelConfig(_Section):
         return parse_size(self.size)
 
 
+class RootRule(str, Enum):
+    """How the root spends its visits (SPEC 6); below the root it is PUCT."""
+
+    PUCT = "puct"
+    """PUCT with Dirichlet noise and forced playouts; visit counts are the policy target."""
+    GUMBEL = "gumbel"
+    """Gumbel top-m sampling and sequential halving (Danihelka et al., ICLR 2022);
+    the completed-Q improved policy is the target; no noise, temperature or forced playouts."""
+
+
+class GumbelConfig(_Section):
+    considered: int = Field(ge=1, le=256, description="Root moves considered: m = min(this, visits, legal).")
+    c_visit: float = Field(ge=0.0, le=1e6, description="sigma(q) = (c_visit + max N) * c_scale * q.")
+    c_scale: float = Field(gt=0.0, le=1e3, description="sigma(q) = (c_visit + max N) * c_scale * q.")
+
+
 class SearchConfig(_Section):
     c_puct_selfplay: float = Field(gt=0.0, le=20.0, description="PUCT constant in self-play.")
     c_puct_eval: float = Field(gt=0.0, le=20.0, description="PUCT constant in evaluation.")
@@ -99,6 +117,10 @@ class SearchConfig(_Section):
         ge=0.0, le=1.0,
         description="Self-play only: a draw is worth -draw_score to the side ahead at the root "
         "(root value > 0) and +draw_score to the other side (0: draws are worth 0).")
+    root: RootRule = Field(
+        description="Root rule in self-play and evaluation: 'puct' or 'gumbel' (with gumbel, the visit "
+        "cap counts each search's own simulations; retained visits are extra).")
+    gumbel: GumbelConfig
 
 
 class RestartConfig(_Section):
@@ -191,6 +213,11 @@ class SelfplayConfig(_Section):
     odds_min_material: int = Field(ge=1, le=39, description="Fewest pawns an odds start takes (P1 N3 B3 R5 Q9).")
     odds_max_material: int = Field(ge=1, le=39, description="Most pawns an odds start takes.")
     continuation_fraction: Fraction = Field(description="Share of games that never resign.")
+    full_search_fraction: float = Field(
+        gt=0.0, le=1.0,
+        description="Playout-cap randomisation (KataGo): share of moves given the full search and recorded "
+        "as training rows; the others get a fast search (fast_visits, no noise), played, not recorded. 1: off.")
+    fast_visits: PositiveInt = Field(le=1_000_000, description="Visits of a fast (unrecorded) search.")
     restart: RestartConfig
     resign: ResignConfig
     late_tail: LateTailConfig

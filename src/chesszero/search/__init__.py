@@ -1,4 +1,4 @@
-"""Search: native PUCT trees driven in batches by an evaluator.
+"""Search: native PUCT (or Gumbel-root) trees driven in batches by an evaluator.
 
 - ``evaluators``: the ``Evaluator`` protocol and its ONNX Runtime, PyTorch,
   uniform and scripted implementations.
@@ -16,8 +16,11 @@ from chesszero.search.analysis import (
     MoveChoice,
     MoveChoiceOptions,
     MoveStats,
+    RootRule,
     SearchOptions,
     analyse,
+    root_rule,
+    search_options,
 )
 from chesszero.search.evaluators import (
     Evaluator,
@@ -37,9 +40,12 @@ __all__ = [
     "MoveChoiceOptions",
     "MoveStats",
     "OnnxEvaluator",
+    "RootRule",
     "ScriptedEvaluator",
     "SearchOptions",
     "TorchEvaluator",
     "UniformEvaluator",
     "analyse",
+    "root_rule",
+    "search_options",
 ]

@@ -17,8 +17,27 @@ from chesszero.search.evaluators import Evaluator
 from chesszero.search.pipeline import BatchPipeline
 
 SearchOptions = _core.SearchOptions
+RootRule = _core.RootRule
 MoveChoice = _core.MoveChoice
 MoveChoiceOptions = _core.MoveChoiceOptions
+
+
+def root_rule(name: str | Any) -> Any:
+    """The native ``RootRule`` for 'puct' / 'gumbel' (any case; a ``RootRule`` passes through)."""
+    if isinstance(name, RootRule):
+        return name
+    try:
+        return RootRule.__members__[str(name).upper()]
+    except KeyError:
+        raise ValueError(f"unknown search root rule {name!r}; expected 'puct' or 'gumbel'") from None
+
+
+def search_options(fields: dict[str, Any]) -> Any:
+    """``SearchOptions(**fields)`` with ``root`` given by name ('puct' / 'gumbel') or as a ``RootRule``."""
+    fields = dict(fields)
+    if "root" in fields:
+        fields["root"] = root_rule(fields["root"])
+    return SearchOptions(**fields)
 
 
 @dataclass(frozen=True)
@@ -127,6 +146,12 @@ class BatchSearch:
         that node's side to move: 1 win, 0 draw, -1 loss, plies to the end)."""
         return [(list(m), int(r), int(p)) for m, r, p in self._searcher.proofs(slot)]
 
+    def raw_result(self, slot: int = 0, pv_len: int = 16) -> dict[str, Any]:
+        """The native root report of ``slot``'s last search (every field the
+        core gives, Gumbel ones included: ``child_considered``,
+        ``child_search_visits``, ``child_gumbel``)."""
+        return dict(self._searcher.result(slot, pv_len))
+
     def forget(self, slot: int) -> None:
         """Drops a slot's tree (e.g. at a new game)."""
         self._searcher.clear(slot)
@@ -184,6 +209,9 @@ def analyse(
 
 __all__ = [
     "AnalysisResult",
+    "RootRule",
+    "root_rule",
+    "search_options",
     "BatchSearch",
     "MoveChoice",
     "MoveChoiceOptions",

@@ -77,11 +77,15 @@ class ActorSettings:
     odds_fraction: float = 0.0  # share of the other starts from material-odds positions (0: off)
     odds_material: tuple[int, int] = (3, 39)  # pawns taken from one side, uniform in [min, max]
     continuation_fraction: float = 0.2
+    full_search_fraction: float = 1.0  # playout-cap randomisation: share of full, recorded searches (1: off)
+    fast_visits: int = 8  # visits of a fast, unrecorded search
     archive: ArchiveSettings = field(default_factory=ArchiveSettings)
     archive_path: Path | None = None  # SQLite file of the restart archive (None: in memory)
 
     def search_options(self) -> _core.SearchOptions:
-        return _core.SearchOptions(**self.search)
+        from chesszero.search import search_options
+
+        return search_options(self.search)
 
     def native_options(self) -> _core.ActorOptions:
         if len(self.odds_material) != 2:
@@ -103,6 +107,8 @@ class ActorSettings:
             odds_min_material=self.odds_material[0],
             odds_max_material=self.odds_material[1],
             continuation_fraction=self.continuation_fraction,
+            full_search_fraction=self.full_search_fraction,
+            fast_visits=self.fast_visits,
             id_prefix=f"{self.actor_id}-{uuid.uuid4().hex[:8]}",
         )
         opts.validate()
@@ -319,6 +325,10 @@ class SelfPlayActor:
             game = start.game()
             if not game.is_game_over():  # an alternative that ends the game has nothing to search
                 self._native.queue_restart(game)
+
+    def counters(self) -> dict[str, int]:
+        """The native actor's running totals (evaluations, searches, fast_searches, ...)."""
+        return dict(self._native.counters())
 
     def close(self) -> None:
         self.archive.close()

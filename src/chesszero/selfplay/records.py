@@ -1,6 +1,8 @@
 """Self-play game records: the typed builder API and the Parquet shard schema.
 
-One row per game. Per-ply data (one entry per *searched* position) lives in
+One row per game. Per-ply data (one entry per *searched* position; with
+playout-cap randomisation only the full searches are recorded, so plies may
+be skipped) lives in
 list columns that all have the same length within a row. A game is replayed
 exactly from ``start_fen`` + ``prefix_moves`` + ``moves``:
 

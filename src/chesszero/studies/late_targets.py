@@ -81,7 +81,7 @@ def run_late_targets(ctx: StudyContext) -> StudyReport:
     from chesszero.campaign.selfplay_stage import actor_settings
     from chesszero.config.loader import load_config
     from chesszero.publish.loading import load_evaluator
-    from chesszero.search import SearchOptions
+    from chesszero.search import search_options
     from chesszero.search.assist import with_material_assist
     from chesszero.selfplay.actor import SelfPlayActor
     from chesszero.studies import late_policy, plots
@@ -124,7 +124,7 @@ def run_late_targets(ctx: StudyContext) -> StudyReport:
     cuts = cut_positions(report.records, ply_cap)
     if not cuts:
         raise RuntimeError(f"{NAME}: none of {report.games} self-play games was still going at ply {ply_cap}")
-    options = SearchOptions(**{**settings.search, "dirichlet_epsilon": 0.0})
+    options = search_options({**settings.search, "dirichlet_epsilon": 0.0})
     cheap = max(1, visits // s.cheap_divisor)
     with ctx.phase("searches at the cut"):
         estimates: dict[str, list[float]] = {

@@ -27,6 +27,9 @@ Options (``setoption name <N> value <V>``):
 - ``MoveOverhead`` (ms, 0..10000): reserved per move for GUI latency.
 - ``RamLimitMb`` (16..1048576): a search stops when its tree would exceed it.
 - ``UCI_ShowWDL``: add ``wdl`` to ``info`` lines.
+- ``GumbelRoot``: the Gumbel root (SPEC 6, g = 0: deterministic) instead of
+  PUCT; its halving schedule is planned for the visit target (``nodes`` or
+  ``Visits``), so a time limit that ends the search earlier cuts a phase short.
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ from typing import TextIO
 import chesszero
 from chesszero import core
 from chesszero.evaluate.engine_player import SlotSearch
-from chesszero.search.analysis import SearchOptions
+from chesszero.search.analysis import RootRule, SearchOptions
 from chesszero.search.evaluators import Evaluator
 from chesszero.uci.job import JobSettings, SearchJob, terminal_info
 from chesszero.uci.model import (
@@ -86,6 +89,7 @@ class EngineSettings:
     move_overhead_ms: int = 100
     ram_limit_mb: int = 2048
     show_wdl: bool = False
+    gumbel_root: bool = False
 
     def specs(self) -> tuple[OptionSpec, ...]:
         """The ``option`` lines, with the current values as defaults."""
@@ -97,6 +101,7 @@ class EngineSettings:
             OptionSpec("MoveOverhead", spin, self.move_overhead_ms, 0, 10_000),
             OptionSpec("RamLimitMb", spin, self.ram_limit_mb, 16, 1_048_576),
             OptionSpec("UCI_ShowWDL", OptionKind.CHECK, self.show_wdl),
+            OptionSpec("GumbelRoot", OptionKind.CHECK, self.gumbel_root),
         )
 
     def validate(self) -> None:
@@ -112,6 +117,7 @@ _FIELDS = {
     "moveoverhead": "move_overhead_ms",
     "ramlimitmb": "ram_limit_mb",
     "uci_showwdl": "show_wdl",
+    "gumbelroot": "gumbel_root",
 }
 
 
@@ -260,8 +266,8 @@ class UciEngine:
                 self._search = None
             else:
                 self.emit(format_info_string(f"Threads has no effect on {self._source.label}"))
-        elif field == "parallel_leaves":
-            self._search = None  # rebuilt with the new leaf count (tree dropped)
+        elif field in ("parallel_leaves", "gumbel_root"):
+            self._search = None  # rebuilt with the new options (tree dropped)
 
     # ------------------------------------------------------------------ search
 
@@ -280,6 +286,7 @@ class UciEngine:
         if self._search is None or self._search.evaluator is not evaluator:
             options = SearchOptions.evaluation()
             options.leaves_per_tree = self.settings.parallel_leaves
+            options.root = RootRule.GUMBEL if self.settings.gumbel_root else RootRule.PUCT
             self._search = SlotSearch(evaluator, slots=1, options=options, seed=self._seed)
         return self._search
 
@@ -354,6 +361,7 @@ def run_uci(
     parallel_leaves: int | None = None,
     seed: int = 0,
     backend: str = "ort-cpu",
+    gumbel_root: bool = False,
 ) -> int:
     """Runs a UCI session until ``quit`` or end of input; returns the exit status.
 
@@ -372,7 +380,7 @@ def run_uci(
             source = source_from_path(model_path, backend)
         else:
             source = uniform_source()
-        settings = EngineSettings(visits=visits, threads=threads)
+        settings = EngineSettings(visits=visits, threads=threads, gumbel_root=gumbel_root)
         if parallel_leaves is not None:
             settings = dataclasses.replace(settings, parallel_leaves=parallel_leaves)
         engine = UciEngine(source, stdout, settings=settings, seed=seed)
