@@ -61,6 +61,11 @@ class CampaignPaths:
         return self.dir / "config.json"
 
     @property
+    def overrides(self) -> Path:
+        """Recipe overrides the campaign was started with (``--set``), kept for every later open."""
+        return self.dir / "overrides.json"
+
+    @property
     def replay(self) -> Path:
         return self.dir / "replay.bin"
 
@@ -130,6 +135,7 @@ class Campaign:
     cfg: Config
     paths: CampaignPaths
     states: StateStore
+    overrides: dict[str, Any] = field(default_factory=dict)  # dotted recipe overrides it was started with
     _tracker: Tracker | None = field(default=None, repr=False, compare=False)
     _gate_runtimes: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
@@ -155,18 +161,27 @@ class Campaign:
     def open(cls, root: Path, name: str, *, preset: str, params: Path | None = None,
              overrides: dict[str, Any] | None = None) -> Campaign:
         """Loads the recipe (validated; errors name the key) and the campaign
-        directory. An existing campaign must be resumed with its own preset."""
+        directory. An existing campaign must be resumed with its own preset.
+        ``overrides`` (dotted keys, as ``--set``): once ``keep_overrides``
+        stored them, every later open without them applies the stored ones,
+        and one with different ones is refused."""
         root = root.resolve()
         check_name(name)
-        cfg = load_config(params or root / "params.yaml", preset=preset, overrides=overrides)
         paths = CampaignPaths(root / "runs" / name)
+        stored = json.loads(paths.overrides.read_text()) if paths.overrides.exists() else None
+        if overrides is None:
+            overrides = stored or {}
+        elif stored is not None and dict(overrides) != stored:
+            raise ValueError(f"campaign {name!r} was started with overrides {stored}, not {dict(overrides)}; "
+                             f"resume it with the same --set (or none), or use another name")
+        cfg = load_config(params or root / "params.yaml", preset=preset, overrides=overrides)
         states = StateStore(paths.state)
         if states.exists():
             existing = states.load()
             if existing.preset != preset:
                 raise ValueError(f"campaign {name!r} was started with preset {existing.preset!r}, "
                                  f"not {preset!r}; use another name or the same preset")
-        campaign = cls(root, name, preset, cfg, paths, states)
+        campaign = cls(root, name, preset, cfg, paths, states, dict(overrides))
         campaign.check_recipe()
         return campaign
 
@@ -186,6 +201,13 @@ class Campaign:
             raise ValueError(f"campaign {self.name!r} was started with a different recipe; changed keys: "
                              f"{', '.join(changed[:10])}; restore params.yaml or start a new campaign name")
 
+    def keep_overrides(self) -> None:
+        """Stores this campaign's overrides for every later open (stages run in
+        other processes, resumes); a campaign with none stores nothing."""
+        if self.overrides and not self.paths.overrides.exists():
+            self.paths.dir.mkdir(parents=True, exist_ok=True)
+            write_json_atomic(self.paths.overrides, self.overrides)
+
     def load_state(self) -> CampaignState:
         if self.states.exists():
             return self.states.load()
@@ -196,7 +218,7 @@ class Campaign:
 
     def write_config(self) -> dict[str, Any]:
         resolved = self.cfg.model_dump(mode="json")
-        write_json_atomic(self.paths.config, {"preset": self.preset, "recipe": resolved})
+        write_json_atomic(self.paths.config, {"preset": self.preset, "overrides": self.overrides, "recipe": resolved})
         return resolved
 
     def summary(self) -> dict[str, Any]:

@@ -25,13 +25,18 @@ def _flow() -> Any:
 
 
 def run_campaign(*, preset: str, name: str | None = None, root: Path = Path("."), generations: int | None = None,
-                 hours: float | None = None, use_prefect: bool = True, progress: bool = True) -> dict[str, Any]:
-    """Runs or resumes a campaign; returns its summary."""
+                 hours: float | None = None, use_prefect: bool = True, progress: bool = True,
+                 overrides: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Runs or resumes a campaign; returns its summary. ``overrides`` (dotted
+    recipe keys) are stored with a new campaign and apply to every stage."""
     root = root.resolve()
     name = name or f"{preset}-main"
-    campaign = Campaign.open(root, name, preset=preset)
+    campaign = Campaign.open(root, name, preset=preset, overrides=overrides or None)
+    campaign.keep_overrides()
     console = Console()
     console.print(f"[bold]campaign {name}[/] preset {preset}: {campaign.paths.dir}")
+    if campaign.overrides:
+        console.print("overrides: " + ", ".join(f"{k}={v}" for k, v in campaign.overrides.items()), soft_wrap=True)
     if use_prefect:
         summary = _flow()(preset=preset, campaign=name, root=str(root), generations=generations,
                           hours=hours, progress=progress)

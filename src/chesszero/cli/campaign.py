@@ -22,14 +22,19 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
             p.add_argument("--hours", type=float, default=None)
             p.add_argument("--no-prefect", action="store_true", help="run the phases in this process")
             p.add_argument("--quiet", action="store_true")
+            p.add_argument("--set", action="append", default=[], metavar="KEY=YAML",
+                           help="recipe override for a new campaign, e.g. --set search.root=gumbel (repeatable; "
+                           "stored with the campaign and applied when it resumes)")
         p.set_defaults(func=_run if cmd == "run" else _status)
 
 
 def _run(args: argparse.Namespace) -> int:
     from chesszero.campaign.launch import run_campaign
+    from chesszero.config import parse_overrides
 
     run_campaign(preset=args.preset, name=args.name, root=args.root, generations=args.generations,
-                 hours=args.hours, use_prefect=not args.no_prefect, progress=not args.quiet)
+                 hours=args.hours, use_prefect=not args.no_prefect, progress=not args.quiet,
+                 overrides=parse_overrides(args.set) or None)
     return 0
 
 
