@@ -14,6 +14,7 @@ import contextlib
 import faulthandler
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 
 import numpy as np
@@ -350,3 +351,29 @@ def test_encode_batch_while_other_threads_play_moves() -> None:
         for t in threads:
             t.join()
     assert not errors, errors[0]
+
+
+def test_python_threads_run_while_perft_counts() -> None:
+    """perft releases the GIL: a Python thread keeps running while one long
+    native call counts (search calls are short steps, each released the same
+    way; perft is the one long call)."""
+    kiwipete = "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1"
+    game = core.Game(kiwipete)
+    span: dict[str, float] = {}
+    result: list[int] = []
+
+    def count() -> None:
+        span["start"] = time.monotonic()
+        result.append(game.perft(5))
+        span["end"] = time.monotonic()
+
+    worker = threading.Thread(target=count)
+    ticks: list[float] = []
+    worker.start()
+    while worker.is_alive():
+        ticks.append(time.monotonic())
+    worker.join()
+    assert result == [193690690]
+    assert span["end"] - span["start"] > 0.1, "perft too quick to sample"
+    inside = [t for t in ticks if span["start"] + 0.02 < t < span["end"] - 0.02]
+    assert len(inside) > 1000, f"the Python thread ran {len(inside)} times during perft: the GIL was held"

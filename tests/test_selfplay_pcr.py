@@ -43,7 +43,7 @@ def test_recorded_rows_are_exactly_the_full_searches(root: str) -> None:
     counters = actor.counters()
     recorded = sum(len(r.plies) for r in report.records)
     assert report.positions == recorded
-    assert counters["fast_searches"] > 0
+    assert counters["fast_searches"] > 0 and report.fast_searches == counters["fast_searches"]
     assert counters["searches"] == counters["fast_searches"] + recorded + _unfinished_rows(report)
     searched = 0
     for r in report.records:

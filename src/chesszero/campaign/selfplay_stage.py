@@ -65,6 +65,7 @@ class ActorSummary:
     odds_decisive: int = 0
     odds_conversion_opportunities: int = 0
     odds_conversion_converted: int = 0
+    fast_searches: int = 0  # of searches, fast ones (playout-cap randomisation: not recorded)
 
     @property
     def searches_per_second(self) -> float:
@@ -212,7 +213,8 @@ def run_actor_job(job: ActorJob, *, stop: threading.Event | None = None,
                 conversion_converted=report.conversion.converted, diagnostics=asdict(report.diagnostics),
                 odds_games=report.odds.games, odds_decisive=report.odds.decisive,
                 odds_conversion_opportunities=report.odds.conversion.opportunities,
-                odds_conversion_converted=report.odds.conversion.converted)
+                odds_conversion_converted=report.odds.conversion.converted,
+                fast_searches=report.fast_searches)
             write_json_atomic(pending_path, {"committed": asdict(summary),
                                              "pending": [p.to_dict() for p in actor.pending]})
             if report.path is not None:
@@ -274,8 +276,10 @@ def aggregate(summaries: list[ActorSummary]) -> dict[str, float]:
         odds["odds_non_decisive_rate"] = 1.0 - sum(s.odds_decisive for s in summaries) / odds_games
     if odds_chances:
         odds["odds_conversion"] = odds_converted / odds_chances
+    searches = sum(s.searches for s in summaries)
     return {"games": games, "positions": sum(s.positions for s in summaries),
             "searches_per_s": rate,
+            "fast_search_share": sum(s.fast_searches for s in summaries) / searches if searches else 0.0,
             "non_decisive_rate": 1.0 - decisive / natural if natural else 0.0,
             **{f"term_{k}": v for k, v in terms.items()},
             "conversion_opportunities": chances, "conversion_converted": converted, **conversion,

@@ -164,6 +164,7 @@ class ShardReport:
     conversion: Conversion = field(default_factory=Conversion)  # ``logs.conversion_counts``, natural games
     odds: OddsCounts = field(default_factory=OddsCounts)
     diagnostics: CapDiagnostics = field(default_factory=CapDiagnostics)  # ``cap_diagnostics``
+    fast_searches: int = 0  # of ``searches``, fast ones (playout-cap randomisation: played, not recorded)
 
     @property
     def games(self) -> int:
@@ -314,6 +315,7 @@ class SelfPlayActor:
             conversion=conversion_counts(natural),
             odds=OddsCounts(len(odds), sum(r.is_decisive for r in odds), conversion_counts(odds)),
             diagnostics=cap_diagnostics(records),
+            fast_searches=after["fast_searches"] - before["fast_searches"],
         )
 
     def _top_up_restarts(self) -> None:
