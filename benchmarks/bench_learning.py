@@ -1,6 +1,6 @@
 """Learning benchmark: a campaign from random weights for a wall budget, then its curve.
 
-One run (issue 10, "A learning benchmark"):
+One run (issues 10 and 22, "A learning benchmark that measures learning"):
 
 1. runs the ``--preset`` campaign (default ``cpu``) from random weights under a
    fresh name (``learning-<timestamp>`` or ``--name``) in ``--root`` (default:
@@ -8,16 +8,24 @@ One run (issue 10, "A learning benchmark"):
    same command as ``make run`` (``chesszero campaign run``, Prefect unless
    ``--no-prefect``), for ``--hours`` of campaign wall time; the generation
    cap is lifted (``--generations`` sets one);
-2. plays the final evaluation of the final active artifact (``learning_final``):
-   ``--openings`` paired openings (both colours: twice as many games) against
-   random, greedy-r50 and greedy, policy only and at ``--visits`` visits, with
-   95% bootstrap intervals, and the joint rating over the three per mode;
+2. plays the final evaluation (``learning_final``) of two arms under the same
+   protocol: the final active artifact and the control, the campaign's
+   untrained ``artifacts/initial`` network. Each arm, policy only and at
+   ``--visits`` visits, climbs the ladder (random, greedy, sf-n1-r30,
+   sf-n1-r10, sf-n1, sf-n300, ...) with ``--openings`` paired openings per
+   rung (both colours: twice as many games) until two consecutive rungs
+   score below 0.25; the joint rating per arm and mode, and final minus
+   control per mode with a bootstrap interval;
 3. writes ``<reports>/<name>/`` (default ``<root>/reports/learning/<name>/``):
    ``curve.csv`` (one row per generation, from the campaign's MLflow store:
    ``reports/learning_curve.py``), ``summary.json`` (final evaluation,
-   machine, commit, wall times, generations), ``learning.md`` and
-   ``learning.png`` (``reports/learning.py``; ``dvc repro learning-figure``
-   redraws them from the saved curve).
+   control arm, gains, recipe diff from the ``cpu`` preset, machine, commit,
+   wall times, generations), ``learning.md`` and ``learning.png``
+   (``reports/learning.py``; ``dvc repro learning-figure`` redraws them from
+   the saved curve);
+4. logs the benchmark as an MLflow run (experiment ``learning-benchmark``,
+   ``learning_tracking``) tagged with its recipe diff from the ``cpu``
+   preset (``recipe.<key>``), with the ratings and gains as metrics.
 
 It takes hours, so ``run_all`` runs it only when named (``OPT_IN``)::
 
@@ -43,13 +51,15 @@ from pathlib import Path
 from typing import Any
 
 from learning_final import (
-    OPPONENTS,
+    CONTROL,
+    FINAL,
+    Arm,
     FinalEvaluation,
-    FinalMatch,
     FinalSettings,
     final_evaluation,
     rows_for_report,
 )
+from learning_tracking import BASE_PRESET, log_benchmark, recipe_diff, recipe_tags
 from rich.console import Console
 from rich.table import Table
 from run_all import machine_description
@@ -77,7 +87,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     ap.add_argument("--reports", type=Path, default=None,
                     help="folder for <name>/ (default <root>/reports/learning)")
     ap.add_argument("--openings", type=int, default=None,
-                    help="final evaluation: paired openings per match (50; quick 1)")
+                    help="final evaluation: paired openings per rung, 2 games each (50; quick 1)")
     ap.add_argument("--visits", type=int, default=64, help="final evaluation: visits per searched move")
     ap.add_argument("--max-plies", type=int, default=None,
                     help="final evaluation ply cap (default: the preset's evaluate.ply_cap)")
@@ -85,6 +95,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     ap.add_argument("--threads", type=int, default=1, help="final evaluation: inference threads")
     ap.add_argument("--generations", type=int, default=None, help="generation cap (default: none)")
     ap.add_argument("--no-prefect", action="store_true", help="run the campaign without Prefect")
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=YAML",
+                    help="recipe override of an ablation, e.g. --set search.root=gumbel (repeatable; stored with "
+                    "the campaign, tagged on its MLflow run as its recipe diff)")
     ap.add_argument("--resume", action="store_true", help="continue an existing campaign of --name")
     ap.add_argument("--json", type=Path, default=None, help="also write run_all's JSON here")
     ap.add_argument("--quick", action="store_true", help=f"smoke scale: {QUICK}")
@@ -106,7 +119,8 @@ def campaign_command(args: argparse.Namespace) -> list[str]:
     gens = args.generations if args.generations is not None else UNCAPPED_GENERATIONS
     return [sys.executable, "-m", "chesszero", "campaign", "run", "--preset", args.preset, "--name", args.name,
             "--root", str(args.root), "--hours", f"{args.hours:g}", "--generations", str(gens),
-            *(["--no-prefect"] if args.no_prefect else [])]
+            *(["--no-prefect"] if args.no_prefect else []),
+            *[x for item in args.set for x in ("--set", item)]]
 
 
 def run_campaign(args: argparse.Namespace, console: Console) -> float:
@@ -126,9 +140,10 @@ def run_campaign(args: argparse.Namespace, console: Console) -> float:
 
 def summary_dict(args: argparse.Namespace, state: Any, final: FinalEvaluation, settings: FinalSettings,
                  search: dict[str, Any], generations: int, wall: dict[str, float], started: str,
-                 revision: tuple[str, bool], sizes: list[str]) -> dict[str, Any]:
+                 revision: tuple[str, bool], sizes: list[str], diff: dict[str, str]) -> dict[str, Any]:
     """`revision`: the commit (and whether the tree was dirty) when the benchmark started;
-    `sizes`: the network sizes of the recipe (model.size, then progressive.stages)."""
+    `sizes`: the network sizes of the recipe (model.size, then progressive.stages);
+    `diff`: the recipe's differences from the ``cpu`` preset (``learning_tracking.recipe_diff``)."""
     commit, dirty = revision
     machine = machine_description()
     return {
@@ -146,33 +161,57 @@ def summary_dict(args: argparse.Namespace, state: Any, final: FinalEvaluation, s
         "wall": {k: round(v, 1) for k, v in wall.items()},
         "final_artifact": state.active_artifact,
         "active_generation": state.active_generation,
+        "control_artifact": next((str(a.artifact) for a in settings.arms if a.name == CONTROL), None),
         "sizes": sizes,
+        "recipe_base": BASE_PRESET,
+        "recipe_diff": diff,
         "final_evaluation": {
             "openings": settings.openings,
             "games_per_match": 2 * settings.openings,
             "visits": settings.visits,
             "max_plies": settings.max_plies,
             "resamples": settings.resamples,
-            "opponents": list(settings.opponents),
+            "opponents": final.order,
+            "climb": {"order": final.order, "below": settings.rule.below,
+                      "consecutive": settings.rule.consecutive, "rule": settings.rule.describe()},
+            "arms": [a.name for a in settings.arms],
             "search": search,
             "ladder": final.ladder,
             "games_dir": str(settings.games_dir),
             "matches": [m.to_dict() for m in final.matches],
-            "joint": final.joint,
+            "joint": final.joint.get(FINAL, {}),
+            "joints": final.joint,
+            "gain": final.gain,
         },
     }
 
 
-def print_table(matches: list[FinalMatch], console: Console) -> None:
+def print_table(final: FinalEvaluation, console: Console) -> None:
     table = Table(title="final evaluation")
-    for col in ("opponent", "mode", "games", "+W =D -L", "score", "95% interval", "conversion"):
-        table.add_column(col, justify="left" if col in ("opponent", "mode") else "right")
-    for m in matches:
+    for col in ("arm", "opponent", "mode", "games", "+W =D -L", "score", "95% interval", "conversion", "stalemates"):
+        table.add_column(col, justify="left" if col in ("arm", "opponent", "mode") else "right")
+    for m in final.matches:
         conv = "-" if m.conversion_opportunities is None else f"{m.conversion_converted}/{m.conversion_opportunities}"
-        table.add_row(m.opponent, m.mode if m.visits is None else f"{m.mode} ({m.visits})", str(m.games),
+        table.add_row(m.arm, m.opponent, m.mode if m.visits is None else f"{m.mode} ({m.visits})", str(m.games),
                       f"+{m.wins} ={m.draws} -{m.losses}", f"{m.score:.3f}",
-                      f"[{m.score_lo:.3f}, {m.score_hi:.3f}]", conv)
+                      f"[{m.score_lo:.3f}, {m.score_hi:.3f}]", conv, str(m.stalemates))
     console.print(table)
+    for arm, modes in final.joint.items():
+        for mode, rating in modes.items():
+            console.print(f"{arm} {mode}: {rating['describe']}")
+    for mode, gain in final.gain.items():
+        console.print(f"[bold]{mode}: final minus control {gain['describe']}[/bold]")
+
+
+def recipe_of(campaign: Any, root: Path) -> dict[str, str]:
+    """The campaign's recipe (as it started: ``config.json``) against the
+    ``cpu`` preset of `root`'s params.yaml."""
+    from chesszero.config import load_config
+
+    path = campaign.paths.config
+    recipe = json.loads(path.read_text())["recipe"] if path.is_file() else campaign.cfg.model_dump(mode="json")
+    base = load_config(root / "params.yaml", preset=BASE_PRESET).model_dump(mode="json")
+    return recipe_diff(recipe, base)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -207,15 +246,19 @@ def main(argv: list[str] | None = None) -> int:
     if state.active_artifact is None:
         console.print("bench_learning: the campaign has no active artifact")
         return 1
+    control = campaign.paths.artifact_dir(None) / "int8.onnx"
+    if not control.is_file():
+        console.print(f"bench_learning: the control arm's artifact {control} (the untrained network) is missing")
+        return 1
     ev = campaign.cfg.evaluate
     settings = FinalSettings(
-        artifact=Path(state.active_artifact), ladder=args.root / "data" / "ladder.json",
-        openings_file=args.root / "data" / "openings" / "openings.epd",
+        arms=(Arm(FINAL, Path(state.active_artifact)), Arm(CONTROL, control)),
+        ladder=args.root / "data" / "ladder.json", openings_file=args.root / "data" / "openings" / "openings.epd",
         games_dir=campaign.paths.dir / "evals" / "final-benchmark", openings=args.openings, visits=args.visits,
-        opponents=OPPONENTS, max_plies=args.max_plies or ev.ply_cap, resamples=ev.bootstrap_resamples,
+        max_plies=args.max_plies or ev.ply_cap, resamples=ev.bootstrap_resamples,
         concurrency=args.concurrency, threads=args.threads, search=lambda: evaluation_search(campaign.cfg))
-    console.rule(f"final evaluation: {2 * args.openings} games per match, {len(OPPONENTS)} opponents x "
-                 f"(policy, {args.visits} visits)")
+    console.rule(f"final evaluation: final and control arms climb the ladder, {2 * args.openings} games per rung, "
+                 f"policy and {args.visits} visits; {settings.rule.describe()}")
     eval_began = time.monotonic()
     final = final_evaluation(settings, console)
     eval_s = time.monotonic() - eval_began
@@ -227,16 +270,22 @@ def main(argv: list[str] | None = None) -> int:
             "total_s": time.monotonic() - began}
     search = campaign.cfg.search.model_dump(mode="json")
     sizes = [campaign.cfg.model.size, *campaign.cfg.progressive.stages]
+    diff = recipe_of(campaign, args.root)
     summary = summary_dict(args, state, final, settings, search, len(curve.rows), wall, started,
-                           revision, sizes)
+                           revision, sizes, diff)
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     figure, table = redraw(out)
-    print_table(final.matches, console)
+    print_table(final, console)
+    run_id = log_benchmark(args.root, summary, out, recipe_tags(diff))
     console.print(f"{len(curve.rows)} generations; wrote {out / 'curve.csv'}, {out / 'summary.json'}, "
-                  f"{table.name}, {figure.name}")
+                  f"{table.name}, {figure.name}; MLflow run {run_id} (experiment learning-benchmark, "
+                  f"{len(diff)} recipe keys differ from the {BASE_PRESET} preset)")
     if args.json is not None:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         rows = rows_for_report(final.matches) + [
+            {"name": f"final minus control, {mode}", "rate": gain["estimate"], "unit": "Elo",
+             "reference": gain["describe"], "ratio": None, "extra": {"direction": gain["direction"]}}
+            for mode, gain in final.gain.items()] + [
             {"name": "generations", "rate": float(len(curve.rows)), "unit": "generations",
              "reference": f"{args.hours:g} h budget, {args.preset} preset", "ratio": None, "extra": {}}]
         args.json.write_text(json.dumps({

@@ -1,23 +1,32 @@
-"""The learning benchmark's final evaluation: the final artifact against fixed rungs.
+"""The learning benchmark's final evaluation: two arms climb the ladder (issue 22).
 
-``final_evaluation(settings, console)`` plays, for every mode (policy only,
-then ``visits`` visits per move) and every rung of ``settings.opponents``
-(ladder rungs from ``data/ladder.json``), one paired match over the first
-``settings.openings`` openings of the suite (each opening with both colours)
-through ``chesszero.evaluate.match.play_match`` with the network as an
+``final_evaluation(settings, console)`` plays, for every arm of
+``settings.arms`` (``final``: the campaign's last active artifact;
+``control``: its untrained ``initial`` artifact, under exactly the same
+protocol) and every mode (policy only, then ``visits`` visits per move), a
+climb up the ladder (``chesszero.evaluate.rung_choice``): the rungs of
+``settings.order`` (default ``climb_order`` of ``data/ladder.json``: random,
+greedy, sf-n1-r30, sf-n1-r10, sf-n1, sf-n300, then every stronger rung by
+rating), one paired match each over the first ``settings.openings`` openings
+(both colours: twice as many games), until ``settings.rule`` stops it (two
+consecutive rungs scoring below 0.25). Each arm and mode climbs on its own,
+so policy-only play may stop earlier. Matches go through
+``chesszero.evaluate.match.play_match`` with the network as an
 ``EnginePlayer`` searching with ``settings.search()`` (the campaign's
-evaluation search: no noise, most visits, no material assist). Each match
-gives a ``FinalMatch``: W/D/L, the score with its 95%
-interval and the Elo with its interval from ``MatchResult.elo`` (bootstrap over
-opening pairs, anchored at the rung's calibrated rating), the terminations,
-the mean final material and, where the match code has it
-(``MatchResult.conversion``), the conversion count: games in which our side
-led by 5+ pawns at some point, and how many of them it won.
-Per mode, the joint maximum-likelihood rating over the rungs played
-(``chesszero.evaluate.joint_rating``; a bound when every game was won or
-lost) sits beside them. Match games (JSON + PGN) go to
-``settings.games_dir``. Progress: an overall bar over all games and one bar
-per match with its running +W =D -L.
+evaluation search: no noise, most visits, no material assist).
+
+Each match gives a ``FinalMatch``: W/D/L, the score with its 95% interval,
+the nearest-rung style Elo against that rung (bootstrap over opening pairs,
+anchored at the rung's calibrated rating; a bound when swept), the
+terminations (stalemates among them), the mean final material and the
+conversion count (``MatchResult.conversion``: games our side led by 5+
+pawns, and how many it won). Per arm and mode, the joint maximum-likelihood
+rating over the rungs climbed (``joint_rating``; a bound when every game was
+won or lost); per mode, final minus control (``rating_gain``: bootstrap over
+both arms' opening pairs, each resampled independently; a bound when either
+arm is). Games (JSON + PGN) go to ``settings.games_dir`` as
+``<arm>_<mode>_vs_<rung>``. Progress: an overall bar and one bar per match
+with its running +W =D -L.
 """
 
 from __future__ import annotations
@@ -26,7 +35,7 @@ import json
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -40,21 +49,33 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-OPPONENTS = ("random", "greedy-r50", "greedy")
-"""Issue 10's opponents for the learning benchmark, weakest first."""
+from chesszero.evaluate.rung_choice import ClimbRule, climb, climb_order
+
+FINAL, CONTROL = "final", "control"
+
+
+@dataclass(frozen=True)
+class Arm:
+    """One artifact the final evaluation rates: ``final`` or ``control``."""
+
+    name: str
+    artifact: Path
 
 
 @dataclass(frozen=True)
 class FinalSettings:
     """What the final evaluation plays (module docstring)."""
 
-    artifact: Path
+    arms: tuple[Arm, ...]
     ladder: Path
     openings_file: Path
     games_dir: Path
     openings: int = 50
+    """Paired openings per rung: 2 x this many games (the benchmark's ``--openings``)."""
     visits: int = 64
-    opponents: tuple[str, ...] = OPPONENTS
+    order: tuple[str, ...] | None = None
+    """Rungs in climbing order; None: ``climb_order`` of the ladder table."""
+    rule: ClimbRule = field(default_factory=ClimbRule)
     max_plies: int = 300
     resamples: int = 10_000
     concurrency: int = 16
@@ -92,6 +113,11 @@ class FinalMatch:
     conversion_opportunities: int | None
     conversion_converted: int | None
     seconds: float
+    arm: str = FINAL
+
+    @property
+    def stalemates(self) -> int:
+        return int(self.terminations.get("stalemate", 0))
 
     @property
     def conversion_rate(self) -> float | None:
@@ -100,7 +126,7 @@ class FinalMatch:
         return self.conversion_converted / self.conversion_opportunities
 
     def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "conversion_rate": self.conversion_rate}
+        return {**asdict(self), "conversion_rate": self.conversion_rate, "stalemates": self.stalemates}
 
 
 def score_interval(elo: Any) -> tuple[float, float]:
@@ -127,7 +153,7 @@ def conversion_counts(result: Any) -> tuple[int, int] | None:
 
 
 def summarize(result: Any, opponent: str, mode: str, visits: int | None, rating: float,
-              resamples: int, seconds: float) -> FinalMatch:
+              resamples: int, seconds: float, arm: str = FINAL) -> FinalMatch:
     """A ``FinalMatch`` from a ``MatchResult`` against a rung rated ``rating``."""
     elo = result.elo(rating, resamples=resamples)
     lo, hi = score_interval(elo)
@@ -139,26 +165,56 @@ def summarize(result: Any, opponent: str, mode: str, visits: int | None, rating:
         terminations=dict(Counter(g.termination for g in result.games)),
         final_material=result.final_material(),
         conversion_opportunities=None if conversion is None else conversion[0],
-        conversion_converted=None if conversion is None else conversion[1], seconds=round(seconds, 1))
+        conversion_converted=None if conversion is None else conversion[1], seconds=round(seconds, 1), arm=arm)
 
 
 @dataclass(frozen=True)
 class FinalEvaluation:
-    """The final matches, the joint rating per mode and the ladder they refer to."""
+    """The final matches, the joint rating per arm and mode, the gain per mode
+    and the ladder they refer to."""
 
     matches: list[FinalMatch]
-    joint: dict[str, dict[str, Any]]
-    """Per mode: ``JointRating.to_dict()`` plus its ``describe()`` line."""
+    joint: dict[str, dict[str, dict[str, Any]]]
+    """Per arm, per mode: ``JointRating.to_dict()`` plus its ``describe()`` line."""
+    gain: dict[str, dict[str, Any]]
+    """Per mode (when both arms played): ``RatingGain.to_dict()``."""
+    order: list[str]
     ladder: str
 
 
+class _Bars:
+    """The overall bar (its total shrinks when a climb stops early) and one bar per match."""
+
+    def __init__(self, progress: Progress, total: int) -> None:
+        self.progress = progress
+        self.total = total
+        self.overall = progress.add_task("final evaluation", total=total)
+
+    def match(self, label: str, games: int) -> tuple[Any, Callable[[Any], None]]:
+        task = self.progress.add_task(label, total=games)
+        tally = Counter[float]()
+
+        def on_game(record: Any) -> None:
+            tally[record.score] += 1
+            self.progress.update(task, advance=1, description=f"{label} +{tally[1.0]:.0f} ={tally[0.5]:.0f} "
+                                 f"-{tally[0.0]:.0f}")
+            self.progress.advance(self.overall)
+
+        return task, on_game
+
+    def skip(self, games: int) -> None:
+        self.total -= games
+        self.progress.update(self.overall, total=self.total)
+
+
 def final_evaluation(settings: FinalSettings, console: Console | None = None) -> FinalEvaluation:
-    """Plays every (mode, opponent) match; see the module docstring."""
+    """Plays every arm's climb in both modes; see the module docstring."""
     from chesszero.evaluate.engine_player import EnginePlayer
-    from chesszero.evaluate.joint_rating import joint_rating_of_matches
+    from chesszero.evaluate.joint_rating import RungGames, joint_rating_of_matches
     from chesszero.evaluate.ladder import LadderTable, rung_player
     from chesszero.evaluate.match import play_match
     from chesszero.evaluate.openings import load_openings
+    from chesszero.evaluate.rating_gain import rating_gain
     from chesszero.publish.loading import load_evaluator
 
     console = console or Console(stderr=True)
@@ -167,61 +223,77 @@ def final_evaluation(settings: FinalSettings, console: Console | None = None) ->
     if settings.openings > len(suite):
         raise ValueError(f"--openings {settings.openings}: {settings.openings_file} has only {len(suite)}")
     openings = suite[: settings.openings]
-    ratings = {name: table.rating(name) for name in settings.opponents}  # unknown rung: KeyError names it
-    evaluator = load_evaluator(settings.artifact, threads=settings.threads)
-    plan = [(mode, visits, opp) for mode, visits in settings.modes() for opp in settings.opponents]
+    calibrated = {r.name: float(r.rating) for r in table.ordered()}
+    order = list(settings.order) if settings.order is not None else climb_order(calibrated)
+    ratings = {name: table.rating(name) for name in order}  # an unknown rung: KeyError names it
+    games = 2 * len(openings)
     settings.games_dir.mkdir(parents=True, exist_ok=True)
     matches: list[FinalMatch] = []
-    results: dict[str, dict[str, Any]] = {mode: {} for mode, _ in settings.modes()}
+    results: dict[str, dict[str, dict[str, Any]]] = {}
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                TimeRemainingColumn())
     with Progress(*columns, console=console) as progress:
-        overall = progress.add_task("final evaluation", total=len(plan) * 2 * len(openings))
-        for k, (mode, visits, opp) in enumerate(plan, 1):
-            label = f"[{k}/{len(plan)}] {mode} vs {opp}"
-            current = progress.add_task(label, total=2 * len(openings))
-            tally = Counter[float]()
+        bars = _Bars(progress, len(settings.arms) * len(settings.modes()) * len(order) * games)
+        for arm in settings.arms:
+            evaluator = load_evaluator(arm.artifact, threads=settings.threads)
+            results[arm.name] = {}
+            for mode, visits in settings.modes():
+                played: dict[str, Any] = {}
 
-            def on_game(record: Any, label: str = label, current: Any = current,
-                        tally: Counter[float] = tally) -> None:
-                tally[record.score] += 1
-                progress.update(current, advance=1, description=f"{label} +{tally[1.0]:.0f} "
-                                f"={tally[0.5]:.0f} -{tally[0.0]:.0f}")
-                progress.advance(overall)
+                def play(opp: str, arm: Arm = arm, mode: str = mode, visits: int | None = visits,
+                         played: dict[str, Any] = played, evaluator: Any = evaluator) -> float:
+                    label = f"{arm.name} {mode} vs {opp}"
+                    task, on_game = bars.match(label, games)
+                    options = settings.search() if settings.search is not None and visits is not None else None
+                    model = EnginePlayer(evaluator, visits=visits, name=f"{arm.name}-{mode}",
+                                         slots=settings.concurrency, options=options)
+                    opponent = rung_player(table.rung(opp), seed=0, engines=2)
+                    began = time.monotonic()
+                    try:
+                        result = play_match(model, opponent, openings, max_plies=settings.max_plies,
+                                            concurrency=settings.concurrency, event=f"final: {label}",
+                                            on_game=on_game)
+                    finally:
+                        model.close()
+                        opponent.close()
+                    stem = f"{arm.name}_{mode}_vs_{opp}"
+                    (settings.games_dir / f"{stem}.pgn").write_text(result.pgn())
+                    (settings.games_dir / f"{stem}.json").write_text(json.dumps(result.to_dict(), indent=1))
+                    played[opp] = result
+                    line = summarize(result, opp, mode, visits, ratings[opp], settings.resamples,
+                                     time.monotonic() - began, arm.name)
+                    matches.append(line)
+                    progress.remove_task(task)
+                    progress.console.print(f"[green]done[/green] {label}: +{line.wins} ={line.draws} "
+                                           f"-{line.losses}  score {line.score:.3f} [{line.score_lo:.3f}, "
+                                           f"{line.score_hi:.3f}]  {line.seconds:.0f} s")
+                    return line.score
 
-            options = settings.search() if settings.search is not None and visits is not None else None
-            model = EnginePlayer(evaluator, visits=visits, name=f"model-{mode}", slots=settings.concurrency,
-                                 options=options)
-            opponent = rung_player(table.rung(opp), seed=0, engines=2)
-            began = time.monotonic()
-            try:
-                result = play_match(model, opponent, openings, max_plies=settings.max_plies,
-                                    concurrency=settings.concurrency, event=f"final {mode} vs {opp}",
-                                    on_game=on_game)
-            finally:
-                model.close()
-                opponent.close()
-            (settings.games_dir / f"{mode}_vs_{opp}.pgn").write_text(result.pgn())
-            (settings.games_dir / f"{mode}_vs_{opp}.json").write_text(json.dumps(result.to_dict(), indent=1))
-            results[mode][opp] = result
-            line = summarize(result, opp, mode, visits, ratings[opp], settings.resamples,
-                             time.monotonic() - began)
-            matches.append(line)
-            progress.remove_task(current)
-            progress.console.print(f"[green]done[/green] {mode} vs {opp}: +{line.wins} ={line.draws} "
-                                   f"-{line.losses}  score {line.score:.3f} [{line.score_lo:.3f}, "
-                                   f"{line.score_hi:.3f}]  {line.seconds:.0f} s")
-    joint = {}
-    for mode, played in results.items():
-        rating = joint_rating_of_matches(played, ratings, resamples=settings.resamples)
-        joint[mode] = {**rating.to_dict(), "describe": rating.describe()}
-        console.print(f"{mode}: {rating.describe()}")
-    return FinalEvaluation(matches, joint, table.header())
+                climbed = climb(play, order, settings.rule)
+                bars.skip((len(order) - len(climbed)) * games)
+                results[arm.name][mode] = played
+    joint: dict[str, dict[str, dict[str, Any]]] = {}
+    for arm_name, modes in results.items():
+        joint[arm_name] = {}
+        for mode, played in modes.items():
+            rating = joint_rating_of_matches(played, ratings, resamples=settings.resamples)
+            joint[arm_name][mode] = {**rating.to_dict(), "describe": rating.describe()}
+            console.print(f"{arm_name} {mode}: {rating.describe()}")
+    gain: dict[str, dict[str, Any]] = {}
+    if FINAL in results and CONTROL in results:
+        for mode, _ in settings.modes():
+            arms = [[RungGames.from_pair_scores(n, ratings[n], m.pair_scores()) for n, m in results[a][mode].items()]
+                    for a in (FINAL, CONTROL)]
+            g = rating_gain(*arms, resamples=settings.resamples)
+            gain[mode] = g.to_dict()
+            console.print(f"{mode}: final minus control {g.describe()}")
+    return FinalEvaluation(matches, joint, gain, order, table.header())
 
 
 def rows_for_report(matches: Sequence[FinalMatch]) -> list[dict[str, Any]]:
     """``common.Row``-shaped dicts for ``run_all``'s markdown (rate = score)."""
-    return [{"name": f"vs {m.opponent}, {m.mode}" + (f" ({m.visits} visits)" if m.visits else ""),
+    return [{"name": (f"{m.arm}: " if m.arm != FINAL else "") + f"vs {m.opponent}, {m.mode}"
+             + (f" ({m.visits} visits)" if m.visits else ""),
              "rate": m.score, "unit": "score",
              "reference": f"95% [{m.score_lo:.2f}, {m.score_hi:.2f}], {m.games} games",
              "ratio": None, "extra": {"wins": m.wins, "draws": m.draws, "losses": m.losses}}

@@ -6,14 +6,20 @@ Run by `dvc repro` (stages `figures` and `tables` in dvc.yaml):
 
 Writes PNG figures under ``<out>/figures/``, markdown tables under
 ``<out>/tables/`` and an index ``<out>/index.md``. With ``--campaign`` it
-draws that campaign; otherwise the most recent one.
+draws that campaign; otherwise the most recent one. Ratings are the joint
+rating (``elo_joint/<mode>``) with its interval band; a bound (every game
+won or lost) is a triangle at the bound (``rating_plot``), never a point on
+the line; the strength table gives the paper's nearest-rung number second.
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import sys
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import matplotlib
@@ -22,7 +28,17 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from mlflow.tracking import MlflowClient  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from rating_plot import plot_rating  # noqa: E402  (reports/rating_plot.py)
+
 from chesszero.campaign import metrics as M  # noqa: E402
+from chesszero.campaign.headline import (  # noqa: E402
+    RatingSeries,
+    key_family,
+    rating_from,
+    rating_series,
+    steps_of,
+)
 
 
 @dataclass
@@ -68,16 +84,13 @@ def _xy(series: dict[int, float], x: dict[int, float] | None = None) -> tuple[li
 
 
 def _figure(path: Path, title: str, xlabel: str, curves: list[tuple[str, list[float], list[float]]],
-            ylabel: str = "", band: list[tuple[list[float], list[float], list[float]]] | None = None) -> bool:
+            ylabel: str = "") -> bool:
     curves = [c for c in curves if c[1]]
     if not curves:
         return False
     fig, ax = plt.subplots(figsize=(7, 4))
     for label, xs, ys in curves:
         ax.plot(xs, ys, marker="o", markersize=3, label=label)
-    for xs, lo, hi in band or []:
-        if xs:
-            ax.fill_between(xs, lo, hi, alpha=0.2)
     ax.set_title(title)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
@@ -90,28 +103,48 @@ def _figure(path: Path, title: str, xlabel: str, curves: list[tuple[str, list[fl
     return True
 
 
+def rating_curves(c: Campaign, x: dict[int, float] | None = None) -> dict[str, RatingSeries]:
+    """Per mode, the headline (joint) rating series over the campaign, with x
+    the generation or ``x[generation]`` (hours, optimizer steps): point
+    estimates with their intervals, and bounds apart (``headline.rating_series``)."""
+    out = {}
+    for mode in M.EVAL_MODES:
+        key = partial(M.joint_elo_key, mode)
+        out[mode] = rating_series(steps_of(c.series, key_family(key), x), key)
+    return out
+
+
+def _rating_figure(path: Path, title: str, xlabel: str, series: dict[str, RatingSeries]) -> bool:
+    """The joint rating per mode with its 95% band; bounds as triangles."""
+    if not any(series.values()):
+        return False
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for mode, s in series.items():
+        plot_rating(ax, s, label=f"{mode}, joint rating")
+    ax.set_title(title)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("Elo (ladder), 95% interval")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
 def draw_figures(c: Campaign, out: Path) -> list[str]:
     figs = out / "figures"
     made: list[str] = []
     hours = {k: v / 3600 for k, v in c.get(M.WALL_S).items()}
     steps = c.get(M.TRAIN_STEP)
-
-    def elo_curves(x: dict[int, float] | None) -> tuple[list, list]:
-        curves, bands = [], []
-        for mode in M.EVAL_MODES:
-            xs, ys = _xy(c.get(M.elo_key(mode)), x)
-            curves.append((f"{mode} Elo", xs, ys))
-            lo, hi = c.get(M.elo_key(mode, "lo")), c.get(M.elo_key(mode, "hi"))
-            xs_b, _ = _xy(lo, x)
-            bands.append((xs_b, _xy(lo, x)[1], _xy(hi, x)[1]))
-        return curves, bands
-
     plots = [
-        ("elo_vs_time.png", "Elo vs wall time", "hours", *elo_curves(hours)),
-        ("elo_vs_steps.png", "Elo vs optimizer steps", "optimizer steps", *elo_curves(steps)),
+        ("elo_vs_time.png", "Joint rating vs wall time (triangles: bounds)", "hours", rating_curves(c, hours)),
+        ("elo_vs_steps.png", "Joint rating vs optimizer steps (triangles: bounds)", "optimizer steps",
+         rating_curves(c, steps)),
     ]
-    for name, title, xlabel, curves, bands in plots:
-        if _figure(figs / name, title, xlabel, curves, "Elo", bands):
+    for name, title, xlabel, series in plots:
+        if _rating_figure(figs / name, title, xlabel, series):
             made.append(name)
     simple = [
         ("losses.png", "Training losses per head", [(h, _xy(c.get(M.loss_key(h)))) for h in M.TRAIN_LOSS_HEADS]
@@ -174,17 +207,31 @@ def _fmt(v: float, digits: int = 0) -> str:
     return "-" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:,.{digits}f}"
 
 
+def _last_rating(c: Campaign, key: Callable[[str], str]) -> str:
+    """The rating logged last under `key` (joint or nearest-rung family), or '-'."""
+    steps = c.get(key(""))
+    if not steps:
+        return "-"
+    step = max(steps)
+    rating = rating_from({k: c.get(k)[step] for k in key_family(key) if step in c.get(k)}, key)
+    return "-" if rating is None else rating.describe()
+
+
 def strength_table(c: Campaign) -> str:
-    """Table 1 style: rating of the final model at several search budgets."""
+    """Table 1 style: rating of the final model at several search budgets:
+    the joint rating (or its bound) first, the paper's nearest-rung number after."""
     budgets = sorted({int(k.split("/")[1].split("_")[0]) for k in c.series if k.startswith("budget/")})
     anchor = c.params.get("ladder.anchor", "see ladder table")
     lines = [f"# Strength vs search budget ({c.name})", "",
-             f"Ladder anchor: {anchor}. Ratings use the rung nearest a 0.5 score; 95% bootstrap intervals.", "",
-             "| visits per move | Elo | 95% interval |", "|---:|---:|:---:|"]
+             f"Ladder anchor: {anchor}. Joint rating: maximum likelihood over every rung played, 95% "
+             "bootstrap interval over opening pairs, or a one-sided bound (`> x`: every game won, `< x`: "
+             "every game lost). Nearest rung: the paper's rating from the rung nearest a 0.5 score "
+             "(a bound when that rung was swept).", "",
+             "| visits per move | joint rating [95%] | nearest rung (the paper's number) |", "|---:|---:|---:|"]
     for b in budgets:
         label = "policy only" if b == 0 else str(b)
-        lines.append(f"| {label} | {_fmt(c.last(M.budget_key(b)))} | "
-                     f"[{_fmt(c.last(M.budget_key(b, 'lo')))}, {_fmt(c.last(M.budget_key(b, 'hi')))}] |")
+        lines.append(f"| {label} | {_last_rating(c, partial(M.budget_joint_key, b))} | "
+                     f"{_last_rating(c, partial(M.budget_key, b))} |")
     if not budgets:
         lines.append("| (no budget sweep recorded yet) | - | - |")
     return "\n".join(lines) + "\n"

@@ -19,9 +19,15 @@ two runs differ in their sizes, or either did not record them (a sizing
 comparison); two runs of the same recorded sizes (a recipe ablation) get
 the same per-match verdicts, worded without a target.
 
+With ``--table OUT.md`` it writes instead one table of any number of runs
+(ablations): per run its recipe diff from the ``cpu`` preset, the final and
+control joint ratings, the gain per mode, and policy-only stalemates and
+leads won.
+
 Run by ``dvc repro learning-compare`` (dvc.yaml) or by hand::
 
     python reports/learning_compare.py reports/learning/<baseline> reports/learning/<run>
+    python reports/learning_compare.py --table reports/learning/ablations.md reports/learning/<run> ...
 """
 
 from __future__ import annotations
@@ -39,16 +45,21 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from learning import (  # noqa: E402
+from learning import mark_events  # noqa: E402
+from learning_curve import WALL_MIN, Curve  # noqa: E402
+from learning_summary import (  # noqa: E402
+    CONTROL,
     CURVE,
+    FINAL,
     SUMMARY,
     final_match,
+    gain_of,
+    joint_of,
     load_run,
-    mark_events,
-    progressive_lines,
+    policy_report,
     size_events,
 )
-from learning_curve import WALL_MIN, Curve  # noqa: E402
+from learning_table import progressive_lines  # noqa: E402
 
 from chesszero.campaign import metrics as M  # noqa: E402
 
@@ -84,7 +95,9 @@ class Run:
         return f"{self.name} ({' -> '.join(sizes)})" if sizes else self.name
 
     def matches(self) -> list[tuple[str, str]]:
-        return [(m["opponent"], m["mode"]) for m in self.summary.get("final_evaluation", {}).get("matches", [])]
+        """(opponent, mode) of the final arm's matches."""
+        return [(m["opponent"], m["mode"]) for m in self.summary.get("final_evaluation", {}).get("matches", [])
+                if m.get("arm", FINAL) == FINAL]
 
 
 def verdict(run: dict[str, Any] | None, base: dict[str, Any] | None) -> str:
@@ -161,6 +174,22 @@ def _target_line(base: Run, run: Run) -> str:
             f"{' and '.join(TARGET_OPPONENTS)} at least the baseline's: **{verdict_line}**. {rule}")
 
 
+def _saved(value: dict[str, Any] | None, missing: str = "-") -> str:
+    return missing if value is None else str(value.get("describe", "?"))
+
+
+def rating_rows(base: Run, run: Run) -> list[str]:
+    """Per mode: each run's final joint rating, its control's and the gain."""
+    lines = ["| mode | run | final, joint rating | control, joint rating | final minus control |",
+             "|---|---|---|---|---|"]
+    for mode in ("searched", "policy"):
+        for r in (base, run):
+            lines.append(f"| {mode} | {r.name} | {_saved(joint_of(r.summary, FINAL, mode))} | "
+                         f"{_saved(joint_of(r.summary, CONTROL, mode), 'not played')} | "
+                         f"{_saved(gain_of(r.summary, mode), 'not measured')} |")
+    return lines
+
+
 def markdown(base: Run, run: Run) -> str:
     lines = [
         f"# `{run.name}` against the baseline `{base.name}` at the same wall time",
@@ -174,6 +203,13 @@ def markdown(base: Run, run: Run) -> str:
         _target_line(base, run),
         "",
         "## Final evaluation",
+        "",
+        "Joint ratings (a bound `> x` / `< x` when every game was won or lost) and the gain over each "
+        "run's own untrained control arm:",
+        "",
+        *rating_rows(base, run),
+        "",
+        "Scores of the final artifact against the rungs both runs played (`-`: not played by one):",
         "",
         *final_rows(base, run),
         "",
@@ -213,7 +249,7 @@ def _final_panel(ax: Any, base: Run, run: Run) -> None:
             m = final_match(r.summary, opponent, mode)
             if m is None:
                 continue
-            err = [[m["score"] - m["score_lo"]], [m["score_hi"] - m["score"]]]
+            err = [[max(0.0, m["score"] - m["score_lo"])], [max(0.0, m["score_hi"] - m["score"])]]
             ax.bar(i + (j - 0.5) * 0.4, m["score"], 0.4, yerr=err, capsize=3, color=color,
                    hatch=None if mode == "searched" else "//", edgecolor="black", linewidth=0.5,
                    label=r.name if i == 0 else None)
@@ -237,6 +273,55 @@ def draw(base: Run, run: Run, path: Path) -> Path:
     return path
 
 
+def _short(value: dict[str, Any] | None) -> str:
+    """A saved rating or gain, without its rung list: ``612 [540, 690]`` / ``> 288``."""
+    if value is None:
+        return "-"
+    if value.get("direction") == "?":
+        return "undetermined"
+    est, lo, hi = value.get("estimate"), value.get("lower"), value.get("upper")
+    sign = "+" if "final" in value else ""  # a gain carries its arms
+    if value.get("direction") in (">", "<"):
+        return f"{value['direction']} {est:{sign}.0f}"
+    return f"{est:{sign}.0f} [{lo:{sign}.0f}, {hi:{sign}.0f}]"
+
+
+def ablation_table(runs: list[Run]) -> list[str]:
+    """One row per run: its recipe diff from the cpu preset, budget, final and
+    control joint ratings and the gains per mode, policy-only stalemates and
+    5+ pawn leads won (all rungs of the final arm's climb)."""
+    lines = ["| run | recipe diff from cpu | hours | generations | searched: final | searched: gain over control | "
+             "policy: final | policy: gain over control | policy stalemates / games | policy leads won |",
+             "|---|---|---:|---:|---|---|---|---|---:|---:|"]
+    for r in runs:
+        diff = r.summary.get("recipe_diff")
+        recipe = ("not recorded" if diff is None else
+                  ", ".join(f"`{k}={v}`" for k, v in diff.items()) or "none (the cpu preset)")
+        total = next((p for p in policy_report(r.summary) if p.opponent == "all"), None)
+        stale = "-" if total is None else f"{total.stalemates} / {total.games}"
+        leads = "-" if total is None or total.opportunities is None else f"{total.converted}/{total.opportunities}"
+        cells = [r.name, recipe, str(r.summary.get("hours", "?")), str(len(r.curve.rows))]
+        for mode in ("searched", "policy"):
+            cells += [_short(joint_of(r.summary, FINAL, mode)), _short(gain_of(r.summary, mode))]
+        lines.append("| " + " | ".join([*cells, stale, leads]) + " |")
+    return lines
+
+
+def ablations_markdown(runs: list[Run]) -> str:
+    return "\n".join([
+        "# Learning benchmark runs compared",
+        "",
+        "Generated by `python reports/learning_compare.py --table` from each run's `summary.json`; do not "
+        "edit. Ratings are joint ratings over the rungs each arm climbed (95% interval; `> x` / `< x` a "
+        "bound); the gain is final minus the run's own untrained control, interval by bootstrap over both "
+        "arms' opening pairs. The MLflow UI (`make mlflow-ui`, experiment `learning-benchmark`) holds the "
+        "same numbers as metrics, with each run's recipe diff as `recipe.*` tags.",
+        "",
+        *ablation_table(runs),
+        "",
+    ])
+
+
 def compare(baseline: Path, folder: Path) -> tuple[Path, Path]:
     """Writes ``comparison.png`` and ``comparison.md`` into `folder`."""
     base, run = Run.load(baseline), Run.load(folder)
@@ -248,11 +333,21 @@ def compare(baseline: Path, folder: Path) -> tuple[Path, Path]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("baseline", type=Path, help=f"the baseline run's folder ({CURVE}, {SUMMARY})")
-    parser.add_argument("run", type=Path, help="the compared run's folder; the outputs go here")
+    parser.add_argument("folders", type=Path, nargs="+", metavar="FOLDER",
+                        help=f"runs' folders ({CURVE}, {SUMMARY}): the baseline, then the compared run "
+                        "(its folder gets the outputs); with --table, any number of runs")
+    parser.add_argument("--table", type=Path, default=None, metavar="OUT.md",
+                        help="write one comparison table of every run given (ablations) to OUT.md instead")
     args = parser.parse_args(argv)
+    if args.table is None and len(args.folders) != 2:
+        parser.error("give the baseline's folder and the run's folder (or --table OUT.md with any number)")
     try:
-        figure, table = compare(args.baseline, args.run)
+        if args.table is not None:
+            args.table.parent.mkdir(parents=True, exist_ok=True)
+            args.table.write_text(ablations_markdown([Run.load(f) for f in args.folders]))
+            print(f"wrote {args.table}")
+            return 0
+        figure, table = compare(*args.folders)
     except (OSError, ValueError, KeyError) as exc:
         print(f"learning_compare: error: {exc}", file=sys.stderr)
         return 2

@@ -1,7 +1,9 @@
-"""The learning benchmark (issue 10): curve extraction, the figure and table,
-the final evaluation's intervals, and the quick run end to end (smoke preset,
-without Prefect, in a throwaway project root) including `dvc repro
-learning-figure`."""
+"""The learning benchmark (issues 10 and 22): curve extraction, the figure and
+table (control arm, gains, policy-only stalemates and conversion, issue 22's
+targets), the final evaluation's intervals, the recipe diff that tags the
+MLflow run, and the quick run end to end (smoke preset, without Prefect, in a
+throwaway project root: both arms climb the ladder, the MLflow run is logged)
+including `dvc repro learning-figure`."""
 
 from __future__ import annotations
 
@@ -12,14 +14,13 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 from campaign_support import REPO, VENV_BIN, campaign_env, make_dvc_project, make_root
 
 sys.path[:0] = [str(REPO / "benchmarks"), str(REPO / "reports")]
 
-from learning import TARGETS, markdown, redraw  # noqa: E402
+from learning import redraw  # noqa: E402
 from learning_curve import (  # noqa: E402
     Curve,
     conversion_columns,
@@ -28,58 +29,15 @@ from learning_curve import (  # noqa: E402
     termination_shares,
     write_csv,
 )
-from learning_final import FinalMatch, rows_for_report, score_interval  # noqa: E402
+from learning_final import rows_for_report, score_interval  # noqa: E402
+from learning_support import OPPONENTS, climb_summary, match, progressive_series, series, summary  # noqa: E402
+from learning_table import markdown  # noqa: E402
+from learning_targets import TARGETS  # noqa: E402
 
 from chesszero.campaign import metrics as M  # noqa: E402
 from chesszero.evaluate.elo import rate  # noqa: E402
 
 PNG = b"\x89PNG\r\n\x1a\n"
-OPPONENTS = ("random", "greedy-r50", "greedy")
-
-
-def series(generations: int, *, conversion: bool) -> dict[str, dict[int, float]]:
-    """Metric histories as a campaign logs them (evaluations every other generation)."""
-    s: dict[str, dict[int, float]] = {M.GENERATION: {}, M.WALL_S: {}, M.NON_DECISIVE: {},
-                                      M.loss_key("value"): {}, M.loss_key("policy"): {}}
-    for g in range(generations):
-        s[M.GENERATION][g] = g
-        s[M.WALL_S][g] = 90.0 * (g + 1)
-        s[M.NON_DECISIVE][g] = 1.0 - 0.1 * g
-        s[M.loss_key("value")][g] = 1.1 - 0.05 * g
-        s[M.loss_key("policy")][g] = 3.3 - 0.1 * g
-        for t, n in (("threefold_repetition", g), ("ply_cap", 4 - g), ("checkmate", 1)):
-            s.setdefault(M.termination_key(t), {})[g] = float(max(n, 0))
-        if g % 2 == 0:
-            for mode in M.EVAL_MODES:
-                for rung in OPPONENTS:
-                    s.setdefault(M.score_key(mode, rung), {})[g] = 0.5 + 0.1 * g
-        if conversion and g > 0:
-            s.setdefault("selfplay/conversion", {})[g] = 0.25 * g
-            s.setdefault("selfplay/conversion_opportunities", {})[g] = 4.0
-            s.setdefault("conversion/searched/random", {})[g] = 0.5
-            s.setdefault("conversion/searched/random_opportunities", {})[g] = 2.0
-    s["unrelated/metric"] = {0: 1.0}
-    return s
-
-
-def match(opponent: str, mode: str, score: float) -> FinalMatch:
-    return FinalMatch(opponent=opponent, mode=mode, visits=None if mode == "policy" else 64, games=100,
-                      wins=int(100 * score), draws=0, losses=100 - int(100 * score), score=score,
-                      score_lo=max(0.0, score - 0.1), score_hi=min(1.0, score + 0.1), elo=0.0, elo_lo=-50.0,
-                      elo_hi=50.0, elo_bound=False, rung_rating=0.0,
-                      terminations={"checkmate": int(100 * score), "ply_cap": 100 - int(100 * score)},
-                      final_material=3.0, conversion_opportunities=10, conversion_converted=7, seconds=1.0)
-
-
-def summary(matches: list[FinalMatch]) -> dict[str, Any]:
-    return {"campaign": "unit", "preset": "cpu", "hours": 2.0, "command": "python benchmarks/bench_learning.py",
-            "machine": {"cpu": "test cpu", "usable_cpus": 2, "cpus": 2}, "git": {"commit": "abc", "dirty": False},
-            "wall": {"campaign_s": 7200.0, "campaign_recorded_s": 7100.0, "final_evaluation_s": 600.0},
-            "final_artifact": "runs/unit/artifacts/gen_0003/int8.onnx", "active_generation": 3,
-            "final_evaluation": {"openings": 50, "games_per_match": 100, "visits": 64, "max_plies": 300,
-                                 "opponents": list(OPPONENTS), "ladder": "ladder anchor test",
-                                 "matches": [m.to_dict() for m in matches],
-                                 "joint": {"searched": {"describe": "joint 1234 [1200, 1260] over random"}}}}
 
 
 def test_curve_rows_are_generations_and_columns_are_metric_keys(tmp_path: Path) -> None:
@@ -119,6 +77,7 @@ def test_bad_curve_files_name_the_problem(tmp_path: Path) -> None:
 
 
 def test_figure_and_table_from_a_saved_curve(tmp_path: Path) -> None:
+    """A run from before issue 22 (no control arm, one joint rating per mode) still draws."""
     folder = tmp_path / "unit"
     curve = curve_from_series(series(4, conversion=True))
     write_csv(curve, folder / "curve.csv")
@@ -129,33 +88,53 @@ def test_figure_and_table_from_a_saved_curve(tmp_path: Path) -> None:
     assert figure.read_bytes().startswith(PNG)
     text = table.read_text()
     for o in OPPONENTS:
-        assert f"| {o} | policy | 100 |" in text and f"| {o} | searched (64 visits) | 100 |" in text
-    assert "| final score vs random, searched | >= 0.95 | 0.97 | met |" in text
-    assert "| final score vs greedy, searched | >= 0.75 | 0.60 | not met |" in text
-    assert "| self-play non-decisive rate, last generation | < 0.5 | 0.70 | not met |" in text
-    assert "| self-play conversion rate, last generation | >= 0.9 | 0.75 | not met |" in text
+        assert f"| final | {o} | policy | 100 |" in text and f"| final | {o} | searched (64 visits) | 100 |" in text
+    assert "| policy only: final score vs greedy | >= 0.6 | 0.60 | met |" in text
+    assert "| searched: final minus control, joint Elo | >= 800 | - | not measured |" in text
+    assert "| self-play non-decisive rate, last 10 generations | < 0.4 | 0.85 | not met |" in text
     assert "conversion self-play" in text and "7/10" in text
-    assert "- searched: joint 1234 [1200, 1260] over random" in text
+    assert "| searched | joint 1234 [1200, 1260] over random | not played | not measured (no control arm) |" in text
+    assert "no control arm (a run from before issue 22)" in text
     assert text.count("\n| 3 | 6.0 |") == 1  # one curve row per generation
 
 
-def progressive_series(generations: int) -> dict[str, dict[int, float]]:
-    """A run whose 4x48 -> 6x64 candidate starts at generation 1, fails its
-    match at 2, passes at 3 and 4 and is promoted at 4."""
-    s = series(generations, conversion=False)
-    s[M.PROGRESSIVE_STAGE] = {g: float(g >= 4) for g in range(generations)}
-    s[M.CANDIDATE_STARTED] = {1: 1.0}
-    s[M.PROMOTION_SCORE] = {2: 0.40, 3: 0.55, 4: 0.60}
-    s[M.PROMOTION_ELO] = {2: -70.0, 3: 35.0, 4: 70.0}
-    s[f"{M.PROMOTION_ELO}_lo"] = {2: -150.0, 3: -40.0, 4: 0.0}
-    s[f"{M.PROMOTION_ELO}_hi"] = {2: 10.0, 3: 110.0, 4: 140.0}
-    s[M.PROMOTION_PASSES] = {2: 0.0, 3: 1.0, 4: 2.0}
-    s[M.PROMOTION_PROMOTED] = {2: 0.0, 3: 0.0, 4: 1.0}
-    return s
+def test_the_control_arm_gains_and_policy_only_play_are_reported(tmp_path: Path) -> None:
+    folder = tmp_path / "climb"
+    write_csv(curve_from_series(series(4, conversion=True)), folder / "curve.csv")
+    (folder / "summary.json").write_text(json.dumps(climb_summary()))
+    figure, table = redraw(folder)
+    assert figure.read_bytes().startswith(PNG)
+    text = table.read_text()
+    assert "| searched | joint 700 [650, 750] | joint 120 [90, 150] | +580 [+520, +640] |" in text
+    assert "| policy | joint 250 [220, 280] | joint < -300 | > +520 (control is a bound (< -300)) |" in text
+    assert "the control arm: the campaign's untrained network (`runs/unit/artifacts/initial/int8.onnx`)" in text
+    assert "stops after 2 consecutive rungs scoring below 0.25" in text
+    assert "| control | sf-n1-r30 | searched (64 visits) | 100 |" in text
+    assert "| final | random | 100 | 0.730 | 47 | 7/10 | 70% |" in text  # policy-only stalemates, leads won
+    assert "| final | all | 300 | 0.343 | 52 | 21/30 | 70% |" in text
+    assert "| control | random | 100 | 0.500 | 3 | 7/10 | 70% |" in text
+    assert "| searched: final score vs sf-n1 | >= 0.5 | 0.10 | not met |" in text
+    assert "| searched: final minus control, joint Elo | >= 800 | 580 | not met |" in text
+    assert "| policy only: final minus control, joint Elo | >= 400 | > 520 | met |" in text
+    assert "| policy only: stalemates per 100 games vs random | <= 5 | 47 | not met |" in text
+    assert "recipe diff from the cpu preset (1 keys): `search.root=gumbel`" in text
+
+
+def test_a_bound_short_of_its_target_is_undetermined() -> None:
+    from learning_targets import Measured, Target
+
+    at_least = Target("gain", ">=", 800, lambda c, s: None)
+    assert at_least.verdict(Measured(900, ">")) == "met"
+    assert at_least.verdict(Measured(500, ">")) == "undetermined (a bound)"
+    assert at_least.verdict(Measured(500, "<")) == "not met"
+    assert at_least.verdict(Measured(900, "<")) == "undetermined (a bound)"
+    at_most = Target("stalemates", "<=", 5, lambda c, s: None)
+    assert at_most.verdict(Measured(5)) == "met" and at_most.verdict(Measured(6)) == "not met"
+    assert at_most.verdict(None) == "not measured"
 
 
 def test_progressive_handoff_is_marked_and_tabled(tmp_path: Path) -> None:
-    from learning import size_events
+    from learning_summary import size_events
 
     folder = tmp_path / "prog"
     curve = curve_from_series(progressive_series(6))
@@ -174,7 +153,7 @@ def test_progressive_handoff_is_marked_and_tabled(tmp_path: Path) -> None:
     assert "| 2 | 4.5 | 0.400 | -70 [-150, 10] | 0 | no |" in text
     assert "| 4 | 7.5 | 0.600 | 70 [0, 140] | 2 | yes |" in text
     # a one-size run has no such section
-    assert "Progressive sizing" not in markdown(curve_from_series(series(3, conversion=False)), summary([]))
+    assert "Progressive sizing" not in markdown(curve_from_series(series(3, conversion=False)), summary([]), "x.png")
 
 
 def test_comparison_of_a_run_against_its_baseline(tmp_path: Path) -> None:
@@ -223,7 +202,7 @@ def test_a_comparison_of_two_recipes_at_the_same_sizes_names_no_target(tmp_path:
 
 def test_targets_are_not_measured_without_their_data() -> None:
     curve = curve_from_series(series(2, conversion=False))
-    text = markdown(curve, summary([]))
+    text = markdown(curve, summary([]), "learning.png")
     assert text.count("| not measured |") == len(TARGETS) - 1  # only the non-decisive rate is there
     assert "recorded no conversion metrics" in text
 
@@ -269,29 +248,59 @@ def test_quick_learning_benchmark_end_to_end(tmp_path: Path) -> None:
     assert result["machine"]["nproc"] >= 1 and result["machine"]["cpu"]
     assert len(result["git"]["commit"]) == 40
     assert result["wall"]["campaign_s"] > 0 and result["wall"]["final_evaluation_s"] > 0
-    played = {(m["opponent"], m["mode"]): m for m in result["final_evaluation"]["matches"]}
-    assert set(played) == {(o, mode) for o in OPPONENTS for mode in ("policy", "searched")}
-    for m in played.values():
+    assert result["control_artifact"].endswith(f"runs/{name}/artifacts/initial/int8.onnx")
+    assert result["recipe_diff"]["evaluate.openings"] == "1"  # the smoke preset against the cpu preset
+    final = result["final_evaluation"]
+    order = final["climb"]["order"]
+    assert order[:6] == ["random", "greedy", "sf-n1-r30", "sf-n1-r10", "sf-n1", "sf-n300"]
+    for arm in ("final", "control"):  # both arms, both modes, each climbing on its own
+        for mode in ("policy", "searched"):
+            climbed = [m for m in final["matches"] if m["arm"] == arm and m["mode"] == mode]
+            assert [m["opponent"] for m in climbed] == order[:len(climbed)] and climbed
+            scores = [m["score"] for m in climbed]
+            assert len(climbed) == len(order) or (scores[-1] < 0.25 and scores[-2] < 0.25)
+            assert not any(a < 0.25 and b < 0.25 for a, b in zip(scores[:-2], scores[1:-1], strict=True))
+            assert final["joints"][arm][mode]["games"] == 2 * len(climbed)
+    for m in final["matches"]:
         assert m["games"] == 2 and m["wins"] + m["draws"] + m["losses"] == 2
         assert m["score_lo"] <= m["score"] <= m["score_hi"]
         assert sum(m["terminations"].values()) == 2
-    assert played[("random", "searched")]["visits"] == 64 and played[("random", "policy")]["visits"] is None
-    joint = result["final_evaluation"]["joint"]
-    assert set(joint) == {"policy", "searched"} and all(j["games"] == 6 for j in joint.values())
-    assert "c_puct_eval" in result["final_evaluation"]["search"]
+    assert final["joint"] == final["joints"]["final"]
+    assert set(final["gain"]) == {"policy", "searched"}
+    for gain in final["gain"].values():
+        assert gain["direction"] in ("", ">", "<", "?") and gain["describe"]
+    first = final["matches"][0]
+    assert first["arm"] == "final" and first["opponent"] == "random" and first["visits"] is None
+    assert "c_puct_eval" in final["search"]
     assert (out / "learning.png").read_bytes().startswith(PNG)
     text = (out / "learning.md").read_text()
-    assert all(o in text for o in OPPONENTS) and "## Targets" in text and "- searched: joint" in text
+    assert "## Targets" in text and "final minus control" in text and "## Policy-only play" in text
+    assert "| control | random | policy | 2 |" in text
     games = root / "runs" / name / "evals" / "final-benchmark"
-    assert len(list(games.glob("*.pgn"))) == 6
+    assert len(list(games.glob("*.pgn"))) == len(final["matches"])
+    assert (games / "control_searched_vs_random.pgn").is_file()
 
     bench = json.loads((root / "bench" / "learning.json").read_text())
-    assert len(bench["rows"]) == 7 and bench["run"]["command"].endswith(f"--name {name}")
+    assert len(bench["rows"]) == len(final["matches"]) + 3  # + the two gains + generations
+    assert bench["run"]["command"].endswith(f"--name {name}")
     assert (root / "bench" / "learning.md").exists() and not (root / "bench" / "benchmarks.md").exists()
+
+    # the benchmark is an MLflow run tagged with its recipe diff, ratings and gains as metrics
+    from mlflow.tracking import MlflowClient
+
+    from chesszero.campaign.tracking import tracking_uri
+
+    client = MlflowClient(tracking_uri(root))
+    exp = client.get_experiment_by_name("learning-benchmark")
+    (run,) = client.search_runs([exp.experiment_id], f"tags.`chesszero.campaign` = '{name}'")
+    assert run.data.tags["recipe.evaluate.openings"] == "1" and run.data.tags["recipe.base"] == "cpu"
+    assert {"final/searched", "control/searched", "final/policy", "control/policy"} <= set(run.data.metrics)
+    assert {a.path for a in client.list_artifacts(run.info.run_id)} >= {"summary.json", "learning.md"}
 
     # `dvc repro learning-figure` redraws the figure and table from the saved curve
     make_dvc_project(root)
-    for rel in ("reports/learning.py", "reports/learning_curve.py"):
+    for rel in ("reports/learning.py", "reports/learning_curve.py", "reports/learning_summary.py",
+                "reports/learning_table.py", "reports/learning_targets.py"):
         shutil.copy(REPO / rel, root / rel)
     dvc_yaml = root / "dvc.yaml"
     dvc_yaml.write_text(dvc_yaml.read_text().replace("learning_run: learning-2h", f"learning_run: {name}"))

@@ -221,8 +221,9 @@ def test_rate_on_ladder_reports_the_joint_rating_over_every_rung_played() -> Non
     assert set(rating.joint.rung_names) == set(rating.scores) and len(matches) == len(rating.scores)
     assert {r.rung: r.rating for r in rating.joint.rungs} == {n: table().rating(n) for n in rating.scores}
     assert rating.joint.games == sum(len(m.games) for m in matches)
-    first, second = rating.describe().splitlines()  # the `ladder rate` command prints both
-    assert "sf-n1 = 1200" in first and second.startswith("model @ n=1: joint ")
+    first, second = rating.describe().splitlines()  # the `ladder rate` command prints both, joint first
+    assert first.startswith("model @ n=1: joint ") and "sf-n1 = 1200" in second
+    assert "nearest rung (the paper's number)" in second
     assert rating.to_dict()["joint"] == rating.joint.to_dict()
 
 

@@ -204,11 +204,13 @@ def test_the_mlflow_registrys_active_version(tmp_path: Path) -> None:
 
     tracker = Tracker(tmp_path, "demo")  # the campaign's own registration (MLflow is slow: one version)
     tracker.register_active(published() / "int8.onnx", "gen0005")
-    tracker.log_metrics({M.elo_key("searched"): 1111.0}, step=4)  # the earlier artifact's rating
-    tracker.log_metrics({M.elo_key("searched"): 1234.0}, step=6)
+    tracker.log_metrics({M.joint_elo_key("searched"): 1111.0}, step=4)  # the earlier artifact's rating
+    # a sweep at generation 6: the joint rating is a bound; the nearest rung's point is not the headline
+    tracker.log_metrics({M.joint_elo_key("searched"): 1234.0, M.joint_elo_key("searched", "lo"): 1234.0,
+                         M.joint_elo_key("searched", "bound"): 1.0, M.elo_key("searched"): 900.0}, step=6)
     model = choose_model(root=tmp_path, registry="chesszero-demo")
     assert model.label == "chesszero-demo v1, generation 5"
-    assert "2x16 int8" in model.detail and "rated at generation 6: elo/searched 1234" in model.detail
+    assert "2x16 int8" in model.detail and "rated at generation 6: elo_joint/searched (joint) > 1234" in model.detail
     assert model.golden_written  # the registry holds no golden file: written from the downloaded model
     assert json.loads(model.golden.read_text())["artifact_sha256"] == hashlib.sha256(model.path.read_bytes()).hexdigest()
     with pytest.raises(ValueError, match="'chesszero-other' has no 'active' alias"):

@@ -1,22 +1,29 @@
 """Evaluation phase: ladder matches of the active artifact, policy-only and
 searched, rated against the calibrated ladder (SPEC 10).
 
-For each mode the model plays the configured rungs (``evaluate.rungs``);
-the rating uses the rung whose score is nearest 0.5, anchored at that
-rung's calibrated rating, with a 95% bootstrap interval over opening pairs.
-Beside it goes the joint maximum-likelihood rating over all the rungs
-played (``evaluate.joint_rating``; a bound when every game was won or
-lost), and per rung the score, the final material and the conversion count
-(games the model led by 5+ pawns, and how many of those it won). The
-ladder's anchor and calibration date are logged with every rating. The
-final evaluation also sweeps search budgets (Table 1 of the paper).
+For each mode the model plays the configured rungs (``evaluate.rungs``), or
+with ``evaluate.adaptive_rungs`` = k > 0 the k rungs of that list nearest a
+0.5 score at the previous evaluation's joint rating of the same mode
+(``chesszero.evaluate.rung_choice.nearest_rungs``; the weakest k at the
+first; the budget sweep starts from this generation's policy-only rating for
+0 visits and its searched rating otherwise). The headline rating is the
+joint maximum-likelihood rating over all the rungs played, with its 95%
+bootstrap interval, or a one-sided bound when every game was won or lost
+(``campaign.headline``). Beside it goes the paper's
+nearest-rung rating: the rung whose score is nearest 0.5, anchored at that
+rung's calibrated rating (a bound when that rung was swept), and per rung
+the score, the final material and the conversion count (games the model led
+by 5+ pawns, and how many of those it won). The ladder's anchor and
+calibration date are logged with every rating. ``ratings.json`` in the
+generation's eval folder keeps the joint ratings for the next adaptive pick.
+The final evaluation also sweeps search budgets (Table 1 of the paper).
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +34,7 @@ from chesszero.campaign.state import CampaignState
 from chesszero.campaign.tracking import Tracker
 
 if TYPE_CHECKING:
+    from chesszero.evaluate.elo import EloEstimate
     from chesszero.evaluate.joint_rating import JointRating
     from chesszero.evaluate.ladder import LadderTable
     from chesszero.material import Conversion
@@ -41,10 +49,14 @@ def _ladder(campaign: Campaign) -> LadderTable:
     return LadderTable.load(path)
 
 
+RATINGS = "ratings.json"
+"""Per generation eval folder: ``{label: JointRating.to_dict()}`` of the rungs played."""
+
+
 def rate_model(campaign: Campaign, artifact: str, visits: int | None, out_dir: Path,
-               label: str) -> dict[str, Any]:
-    """Plays the configured rungs; returns scores, material, conversion, the
-    nearest-rung rating with its rung, and the joint rating."""
+               label: str, rungs: Sequence[str] | None = None) -> dict[str, Any]:
+    """Plays `rungs` (default ``evaluate.rungs``); returns scores, material,
+    conversion, the nearest-rung rating with its rung, and the joint rating."""
     from chesszero.evaluate.engine_player import EnginePlayer
     from chesszero.evaluate.joint_rating import joint_rating_of_matches
     from chesszero.evaluate.ladder import choose_rung, rung_player
@@ -57,7 +69,7 @@ def rate_model(campaign: Campaign, artifact: str, visits: int | None, out_dir: P
     openings = load_openings(campaign.root / "data" / "openings" / "openings.epd")[: ev.openings]
     session = load_evaluator(artifact, backend=campaign.cfg.inference.backend, plain_onnx=False)
     results = {}
-    for rung_name in ev.rungs:
+    for rung_name in (ev.rungs if rungs is None else rungs):
         rung = table.rung(rung_name)
         model = EnginePlayer(session, visits=visits, name=f"model-{label}",
                              options=evaluation_search(campaign.cfg))
@@ -102,46 +114,91 @@ def conversion_metrics(mode: str, rung: str, conversion: Conversion) -> dict[str
     return out
 
 
+def nearest_metrics(key: Callable[..., str], label: str | int, elo: EloEstimate) -> dict[str, float]:
+    """The paper's nearest-rung rating as metrics under ``key(label, suffix)``;
+    'bound' is signed as for the joint rating (+1: every game won, -1: lost)."""
+    bound = 0.0 if not elo.is_bound else (1.0 if elo.score == 1.0 else -1.0)
+    return {key(label): elo.estimate, key(label, "lo"): elo.lower, key(label, "hi"): elo.upper,
+            key(label, "bound"): bound}
+
+
+def previous_rating(campaign: Campaign, before: int, label: str) -> tuple[float, str] | None:
+    """(estimate, direction) of the latest joint rating of `label` recorded in
+    a ``ratings.json`` of a generation before `before`; None without one."""
+    for folder in sorted((campaign.paths.dir / "evals").glob("gen_*"), reverse=True):
+        suffix = folder.name.removeprefix("gen_")
+        if not suffix.isdigit() or int(suffix) >= before or not (folder / RATINGS).is_file():
+            continue
+        rated = json.loads((folder / RATINGS).read_text()).get(label)
+        if rated is not None:
+            return float(rated["estimate"]), str(rated["direction"])
+    return None
+
+
+def rungs_for(campaign: Campaign, label: str, before: int) -> list[str]:
+    """The rungs `label` plays at generation `before`: ``evaluate.rungs``, or
+    with ``evaluate.adaptive_rungs`` = k > 0 the k of them nearest 0.5 at
+    the previous rating of `label` (module docstring)."""
+    from chesszero.evaluate.rung_choice import nearest_rungs
+
+    ev = campaign.cfg.evaluate
+    count = ev.adaptive_rungs
+    if count <= 0:
+        return list(ev.rungs)
+    table = _ladder(campaign)
+    pool = {name: table.rating(name) for name in ev.rungs}
+    return nearest_rungs(pool, previous_rating(campaign, before, label), count)
+
+
+def _save_ratings(out_dir: Path, ratings: dict[str, JointRating]) -> None:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / RATINGS
+    saved = json.loads(path.read_text()) if path.is_file() else {}
+    saved.update({label: r.to_dict() for label, r in ratings.items()})
+    path.write_text(json.dumps(saved, indent=1))
+
+
 def evaluate_generation(campaign: Campaign, state: CampaignState, tracker: Tracker, *,
                         ladder: bool = True, budget_sweep: bool = False) -> dict[str, float]:
     """The ladder matches of both modes (`ladder`) and/or the visit-budget
     sweep (`budget_sweep`) of the active artifact, written under the
-    generation's eval folder (summary.txt, appended to) and logged."""
+    generation's eval folder (summary.txt, appended to; ratings.json) and
+    logged. summary.txt leads with the headline (joint) ratings."""
     g = state.generation
     out_dir = campaign.paths.evals(g)
     metrics: dict[str, float] = {}
-    modes = {"policy": None, "searched": campaign.cfg.evaluate.visits} if ladder else {}
-    lines = []
+    modes = {"searched": campaign.cfg.evaluate.visits, "policy": None} if ladder else {}
+    headline, lines = [], []
+    joints: dict[str, JointRating] = {}
     for mode, visits in modes.items():
-        rated = rate_model(campaign, str(state.active_artifact), visits, out_dir, mode)
-        elo = rated["elo"]
-        metrics[M.elo_key(mode)] = elo.estimate
-        metrics[M.elo_key(mode, "lo")] = elo.lower
-        metrics[M.elo_key(mode, "hi")] = elo.upper
-        metrics[M.elo_key(mode, "bound")] = float(elo.is_bound)  # score 0 or 1: a one-sided bound
+        rated = rate_model(campaign, str(state.active_artifact), visits, out_dir, mode,
+                           rungs_for(campaign, mode, g))
+        joints[mode] = rated["joint"]
+        metrics.update(nearest_metrics(M.elo_key, mode, rated["elo"]))
         metrics.update(joint_metrics(M.joint_elo_key, mode, rated["joint"]))
         for rung, score in rated["scores"].items():
             metrics[M.score_key(mode, rung)] = score
             metrics[M.material_key(mode, rung)] = rated["material"][rung]
             metrics.update(conversion_metrics(mode, rung, rated["conversion"][rung]))
-        lines.append(f"{mode}: {elo.describe() if hasattr(elo, 'describe') else elo.estimate} "
-                     f"(nearest rung {rated['rung']}; {rated['ladder']})")
-        lines.append(f"{mode}: {rated['joint'].describe()}")
+        headline.append(f"{mode}: {rated['joint'].describe()}")
+        lines.append(f"{mode}: nearest rung {rated['rung']} (the paper's number): "
+                     f"{rated['elo'].describe()}; {rated['ladder']}")
         lines.extend(f"{mode} vs {rung}: {c.describe()}" for rung, c in rated["conversion"].items())
+    _save_ratings(out_dir, joints)  # before the sweep: its adaptive pick starts from these
     if budget_sweep:
         for visits in campaign.cfg.campaign.eval_visit_budgets:
+            label = f"v{visits}"
+            like = "policy" if visits == 0 else "searched"  # the adaptive pick starts from this generation's
             rated = rate_model(campaign, str(state.active_artifact), visits or None, out_dir / "budget",
-                               f"v{visits}")
-            metrics[M.budget_key(visits)] = rated["elo"].estimate
-            metrics[M.budget_key(visits, "lo")] = rated["elo"].lower
-            metrics[M.budget_key(visits, "hi")] = rated["elo"].upper
-            metrics[M.budget_key(visits, "bound")] = float(rated["elo"].is_bound)
+                               label, rungs_for(campaign, like, g + 1))
+            joints[label] = rated["joint"]
+            metrics.update(nearest_metrics(M.budget_key, visits, rated["elo"]))
             metrics.update(joint_metrics(M.budget_joint_key, visits, rated["joint"]))
-            lines.append(f"v{visits}: {rated['elo'].describe()} (nearest rung {rated['rung']}); "
-                         f"{rated['joint'].describe()}")
-    out_dir.mkdir(parents=True, exist_ok=True)
+            lines.append(f"{label}: {rated['joint'].describe()}; nearest rung {rated['rung']} "
+                         f"(the paper's number): {rated['elo'].describe()}")
+    _save_ratings(out_dir, joints)
     with open(out_dir / "summary.txt", "w" if ladder else "a") as f:
-        f.write("\n".join(lines) + "\n")
+        f.write("\n".join(headline + lines) + "\n")
     tracker.log_artifact(out_dir, f"evals/gen_{g:04d}")
     tracker.log_params({"ladder.anchor": _ladder(campaign).header()})
     return metrics

@@ -109,12 +109,16 @@ def fidelity_key(name: str) -> str:
 
 
 def elo_key(mode: str, suffix: str = "") -> str:
-    """Ladder rating of the model (nearest rung); suffix '' | 'lo' | 'hi'."""
+    """The paper's nearest-rung rating of the model, the secondary number (the
+    headline is ``joint_elo_key``); suffix '' | 'lo' | 'hi' | 'bound', 'bound'
+    signed as for the joint rating (+1: the nearest rung was swept, '' is a
+    lower bound; -1: every game against it lost; 0: a point estimate)."""
     return f"elo/{mode}" + (f"_{suffix}" if suffix else "")
 
 
 def joint_elo_key(mode: str, suffix: str = "") -> str:
-    """Joint maximum-likelihood rating over every rung played; suffix '' | 'lo' |
+    """The headline rating (``campaign.headline``): the joint maximum-likelihood
+    rating over every rung played; suffix '' | 'lo' |
     'hi' | 'bound'. 'bound' is +1 for a lower bound (every game won: '' is then
     the bound and 'hi' is not logged), -1 for an upper bound (every game lost:
     no 'lo'), 0 for a point estimate."""
@@ -137,7 +141,8 @@ def conversion_key(mode: str, rung: str, suffix: str = "") -> str:
 
 
 def budget_key(visits: int, suffix: str = "") -> str:
-    """Rating at a search budget (0 visits = policy only), for Table 1."""
+    """Nearest-rung rating at a search budget (0 visits = policy only), for
+    Table 1; suffixes as in ``elo_key``."""
     return f"budget/{visits}" + (f"_{suffix}" if suffix else "")
 
 

@@ -8,6 +8,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from chesszero.campaign import headline
 from chesszero.campaign import metrics as M
 from chesszero.campaign.context import Campaign
 
@@ -63,7 +64,10 @@ class Reporter:
 
 
 def summary_table(generation: int, m: dict[str, Any]) -> Table:
-    """One generation at a glance: strength, losses, throughput, terminations."""
+    """One generation at a glance: strength, losses, throughput, terminations.
+    Strength is the joint rating or its bound (``> 288``), never the nearest
+    rung's point where that rung was swept; the nearest-rung number follows
+    as the paper's secondary figure."""
     t = Table(title=f"generation {generation}", show_header=False)
     t.add_column("what")
     t.add_column("value", justify="right")
@@ -89,7 +93,11 @@ def summary_table(generation: int, m: dict[str, Any]) -> Table:
     row("promoted", "publish/promoted", "{:.0f}")
     row("resign threshold", M.RESIGN_THRESHOLD, "{:.2f}")
     for mode in M.EVAL_MODES:
-        row(f"Elo ({mode})", M.elo_key(mode), "{:.0f}")
+        joint, nearest = headline.joint_rating(m, mode), headline.nearest_rating(m, mode)
+        if joint is not None:
+            t.add_row(f"rating ({mode}): joint over rungs, 95%", joint.describe())
+        if nearest is not None:
+            t.add_row("  nearest rung (the paper's number)", nearest.describe())
         for key in sorted(k for k in m if k.startswith(f"score/{mode}/")):
             row(f"  score vs {key.split('/')[-1]}", key, "{:.2f}")
         for key in sorted(k for k in m if k.startswith(f"material/{mode}/")):

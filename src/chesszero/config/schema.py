@@ -325,6 +325,11 @@ class EvaluateConfig(_Section):
         min_length=1,
         description="Ladder rungs the campaign plays, by name (chesszero.config.rungs.DEFAULT_RUNGS).",
     )
+    adaptive_rungs: int = Field(
+        ge=0, le=64,
+        description="0: every evaluation plays every rung of `rungs`; k > 0: the k rungs of `rungs` nearest a "
+        "0.5 score at the previous evaluation's joint rating for the same mode (the weakest k at first; "
+        "chesszero.evaluate.rung_choice.nearest_rungs).")
 
     @field_validator("rungs")
     @classmethod

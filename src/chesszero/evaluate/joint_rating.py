@@ -190,14 +190,7 @@ def joint_rating(
         return JointRating(bound, lower, upper, ">" if won else "<", interval="one-sided", **common)
 
     estimate = float(_solve(ratings, games, np.array([points]))[0])
-    rng = np.random.default_rng(seed)
-    sampled = np.zeros(resamples)
-    for r in rungs:
-        counts = np.asarray(r.pentanomial, dtype=np.int64)
-        draws = rng.multinomial(r.pairs, counts / r.pairs, size=resamples)
-        sampled += draws @ np.asarray(PAIR_SCORES)
-    sampled = np.clip(sampled, 0.5, total - 0.5)
-    fits = _solve(ratings, games, sampled)
+    fits = resampled_fits(rungs, resamples, np.random.default_rng(seed))
     alpha = 1.0 - confidence
     low, high = (float(v) for v in np.quantile(fits, [alpha / 2.0, 1.0 - alpha / 2.0]))
     if high - low > _TOLERANCE:
@@ -205,6 +198,22 @@ def joint_rating(
     points_by_rung = np.array([r.points for r in rungs])
     low, high = _likelihood_interval(ratings, games, points_by_rung, estimate, confidence)
     return JointRating(estimate, low, high, "", interval="likelihood ratio", **common)
+
+
+def resampled_fits(rungs: Sequence[RungGames], resamples: int, rng: np.random.Generator) -> np.ndarray:
+    """The joint MLE of ``resamples`` bootstrap resamples (each rung's opening
+    pairs redrawn with replacement, independently per rung; a total of 0 or
+    ``N`` clamped half a game inside), as ``joint_rating``'s interval uses them."""
+    ratings = np.array([r.rating for r in rungs])
+    games = np.array([r.games for r in rungs], dtype=np.float64)
+    total = float(games.sum())
+    sampled = np.zeros(resamples)
+    for r in rungs:
+        counts = np.asarray(r.pentanomial, dtype=np.int64)
+        draws = rng.multinomial(r.pairs, counts / r.pairs, size=resamples)
+        sampled += draws @ np.asarray(PAIR_SCORES)
+    sampled = np.clip(sampled, 0.5, total - 0.5)
+    return _solve(ratings, games, sampled)
 
 
 def joint_rating_of_matches(
@@ -309,4 +318,4 @@ def _sweep_bound(ratings: np.ndarray, games: np.ndarray, alpha: float, won: bool
     return 0.5 * (low + high)
 
 
-__all__ = ["JointRating", "RungGames", "joint_rating", "joint_rating_of_matches"]
+__all__ = ["JointRating", "RungGames", "joint_rating", "joint_rating_of_matches", "resampled_fits"]

@@ -33,7 +33,8 @@ rung, walks up after a score above 0.5 and down after one below, and the
 rating comes from the match whose score is nearest 0.5 (Elo interval from
 the bootstrap in ``elo``, with that rung's rating as the fixed anchor). The
 joint maximum-likelihood rating over every rung it played
-(``joint_rating``) is reported beside it.
+(``joint_rating``) is the headline printed first; the nearest-rung rating
+follows as the paper's number.
 
 Command line (``chesszero.cli.ladder``)::
 
@@ -307,12 +308,13 @@ class LadderRating:
     """Joint maximum-likelihood rating over every rung played (``joint_rating``)."""
 
     def describe(self) -> str:
-        """The nearest-rung rating with the ladder header, then the joint rating on
-        a second line (when there is one)."""
-        line = f"{self.player} @ {self.budget}: {self.elo.describe(self.rung)}; {self.header}"
+        """The headline joint rating (when there is one), then the paper's
+        nearest-rung rating with the ladder header on the next line."""
+        line = (f"{self.player} @ {self.budget}: nearest rung (the paper's number) "
+                f"{self.elo.describe(self.rung)}; {self.header}")
         if self.joint is None:
             return line
-        return f"{line}\n{self.player} @ {self.budget}: {self.joint.describe()}"
+        return f"{self.player} @ {self.budget}: {self.joint.describe()}\n{line}"
 
     def to_dict(self) -> dict[str, object]:
         return {

@@ -6,7 +6,8 @@ Campaigns register every activated artifact as a version of
 (``gen0007``, or ``initial``). ``registry_model`` resolves the alias in the
 project's store (``<root>/mlruns/mlflow.db``), downloads that version's ONNX
 file into a fresh temporary folder, and reads the rating from the run's
-``elo/searched`` metric logged at or after that generation.
+``elo_joint/searched`` metrics (the joint rating with its interval, or its
+bound) logged at or after that generation.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from chesszero.campaign import metrics as M
+from chesszero.campaign.headline import key_family, rating_from
 from chesszero.campaign.tracking import tracking_uri
 
 ALIAS = "active"
@@ -40,13 +42,26 @@ def _generation(label: str | None) -> int | None:
 
 
 def _rating(client: object, run_id: str, since: int | None) -> str:
-    key = M.elo_key("searched")
-    history = [m for m in client.get_metric_history(run_id, key)  # type: ignore[attr-defined]
-               if since is None or m.step >= since]
-    if not history:
-        return "not rated yet"
-    last = max(history, key=lambda m: m.step)
-    return f"rated at generation {last.step}: {key} {last.value:.0f}"
+    """The headline: the searched joint rating (or its bound) logged last at or
+    after `since`; a run from before joint ratings falls back to the nearest
+    rung, named as such (a swept rung still reads as a bound)."""
+    for name, key in (("joint", lambda s: M.joint_elo_key("searched", s)),
+                      ("nearest rung", lambda s: M.elo_key("searched", s))):
+        history = [m for m in client.get_metric_history(run_id, key(""))  # type: ignore[attr-defined]
+                   if since is None or m.step >= since]
+        if not history:
+            continue
+        step = max(m.step for m in history)
+        values = {}
+        for k in key_family(key):
+            at_step = [m.value for m in client.get_metric_history(run_id, k)  # type: ignore[attr-defined]
+                       if m.step == step]
+            if at_step:
+                values[k] = at_step[-1]
+        rating = rating_from(values, key)
+        if rating is not None:
+            return f"rated at generation {step}: {key('')} ({name}) {rating.describe()}"
+    return "not rated yet"
 
 
 def registry_model(root: Path, name: str) -> RegistryModel:

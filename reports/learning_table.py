@@ -1,0 +1,277 @@
+"""``learning.md`` of a learning benchmark run, from its curve and summary.
+
+Sections: the run (machine, commit, budget, recipe diff from the ``cpu``
+preset); the final evaluation: the headline ratings (final and control arm,
+joint rating or its bound per mode, and final minus control with its
+bootstrap interval), every match of the two climbs; policy-only play
+(stalemates and the share of 5+ pawn leads won, per rung and in all);
+issue 22's targets (``learning_targets``); progressive sizing when the recipe
+has stages; and the learning curve per generation with the campaign's joint
+ratings (a bound printed ``> x``, never as a point).
+"""
+
+from __future__ import annotations
+
+import math
+from functools import partial
+from typing import Any
+
+from learning_curve import (
+    GENERATION,
+    SELFPLAY_CONVERSION,
+    WALL_MIN,
+    Curve,
+    conversion_columns,
+    termination_shares,
+)
+from learning_summary import (
+    CONTROL,
+    CURVE,
+    FINAL,
+    SUMMARY,
+    arm_matches,
+    arms,
+    gain_of,
+    joint_of,
+    policy_report,
+    size_events,
+)
+from learning_targets import targets_table
+
+from chesszero.campaign import metrics as M
+from chesszero.campaign.headline import rating_from
+
+
+def _f(value: float | None, digits: int = 2) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    return f"{value:.{digits}f}"
+
+
+def _percent(value: float) -> str:
+    return f"{100 * value:.0f}%"
+
+
+def rung_order(curve: Curve | None, summary: dict[str, Any]) -> list[str]:
+    """Every rung of the run: the final evaluation's climb (weakest first), then
+    the rest the campaign played (none without a `curve`)."""
+    final = summary.get("final_evaluation", {})
+    named = [*final.get("opponents", []), *(m["opponent"] for m in final.get("matches", []))]
+    played = [] if curve is None else [*curve.rungs("searched"), *curve.rungs("policy")]
+    others = sorted(set(played) - set(named))
+    return list(dict.fromkeys([*named, *others]))
+
+
+def final_table(summary: dict[str, Any]) -> list[str]:
+    """Every match of the final evaluation, per arm in climbing order."""
+    lines = ["| arm | opponent | mode | games | +W =D -L | score | 95% interval | Elo vs this rung | "
+             "conversion | final material | terminations |",
+             "|---|---|---|---:|---|---:|---|---|---|---:|---|"]
+    for arm in arms(summary):
+        for m in arm_matches(summary, arm):
+            elo = (f"{'>' if m['score'] == 1 else '<'} {m['elo']:.0f}" if m["elo_bound"]
+                   else f"{m['elo']:.0f} [{m['elo_lo']:.0f}, {m['elo_hi']:.0f}]")
+            conv = ("-" if m.get("conversion_opportunities") is None else
+                    f"{m['conversion_converted']}/{m['conversion_opportunities']}")
+            terms = ", ".join(f"{k} {v}" for k, v in sorted(m["terminations"].items(), key=lambda kv: -kv[1]))
+            mode = m["mode"] if m["visits"] is None else f"{m['mode']} ({m['visits']} visits)"
+            lines.append(f"| {arm} | {m['opponent']} | {mode} | {m['games']} | +{m['wins']} ={m['draws']} "
+                         f"-{m['losses']} | {m['score']:.3f} | [{m['score_lo']:.3f}, {m['score_hi']:.3f}] | {elo} | "
+                         f"{conv} | {m['final_material']:+.1f} | {terms} |")
+    return lines
+
+
+def headline_table(summary: dict[str, Any]) -> list[str]:
+    """Per mode: the final and control arms' joint ratings and final minus control."""
+    lines = ["| mode | final artifact, joint rating | control (untrained), joint rating | "
+             "final minus control, Elo [95%] |", "|---|---|---|---|"]
+    for mode in ("searched", "policy"):
+        cells = []
+        for arm in (FINAL, CONTROL):
+            saved = joint_of(summary, arm, mode)
+            cells.append("not played" if saved is None else saved.get("describe", "?"))
+        gain = gain_of(summary, mode)
+        cells.append("not measured (no control arm)" if gain is None else gain["describe"])
+        lines.append(f"| {mode} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def policy_lines(summary: dict[str, Any]) -> list[str]:
+    """Policy-only play: stalemates and conversion of 5+ pawn leads, per arm and rung."""
+    lines = ["## Policy-only play", "",
+             "The network's top move, no search. Stalemates: games that ended in stalemate (each a half "
+             "point given away, usually from far ahead). Leads won: games where our side led by 5+ pawns at "
+             "some point / those it won.", "",
+             "| arm | opponent | games | score | stalemates | 5+ pawn leads won | share |", "|---|---|---:|---:|---:|---:|---:|"]
+    rows = 0
+    for arm in arms(summary):
+        for p in policy_report(summary, arm):
+            won = "-" if p.opportunities is None else f"{p.converted}/{p.opportunities}"
+            lines.append(f"| {arm} | {p.opponent} | {p.games} | {p.score:.3f} | {p.stalemates} | {won} | "
+                         f"{'-' if p.conversion is None else _percent(p.conversion)} |")
+            rows += 1
+    return [*lines, ""] if rows else []
+
+
+def final_section(summary: dict[str, Any]) -> list[str]:
+    final = summary.get("final_evaluation", {})
+    climb = final.get("climb")
+    protocol = (f"Each arm climbs the ladder ({', '.join(climb['order'])}) and {climb['rule']}; "
+                if climb else f"Opponents: {', '.join(final.get('opponents', [])) or '?'}; ")
+    return [
+        "## Final evaluation",
+        "",
+        f"The final active artifact (`{summary.get('final_artifact', '?')}`, generation "
+        f"{summary.get('active_generation', '?')}) and, under the same protocol, "
+        + (f"the control arm: the campaign's untrained network (`{summary['control_artifact']}`). "
+           if summary.get("control_artifact") else "no control arm (a run from before issue 22). ")
+        + f"{protocol}policy only and searched "
+        f"({final.get('visits', '?')} visits), each on its own. Per rung {final.get('openings', '?')} openings, each "
+        f"with both colours ({final.get('games_per_match', '?')} games), at most {final.get('max_plies', '?')} "
+        "plies (then a draw).",
+        "",
+        "Joint rating: maximum likelihood over every rung the arm climbed (rung ratings fixed, "
+        f"{final.get('ladder', '?')}), 95% bootstrap interval over opening pairs, or a one-sided bound (`>`: "
+        "every game won, `<`: every game lost). Final minus control: the difference of the joint ratings, "
+        "interval by bootstrap over both arms' opening pairs (each arm resampled on its own); a bound "
+        "when either arm is one.",
+        "",
+        *headline_table(summary),
+        "",
+        "Every match (score intervals: 95% bootstrap over opening pairs, a one-sided Clopper-Pearson bound "
+        "when every game was won or lost; Elo vs this rung anchored at the rung's rating):",
+        "",
+        *final_table(summary),
+        "",
+    ]
+
+
+def _rating(row: dict[str, float], mode: str) -> str:
+    r = rating_from(row, partial(M.joint_elo_key, mode))
+    return "-" if r is None else r.describe()
+
+
+def _scores(row: dict[str, float], mode: str, rungs: list[str]) -> str:
+    parts = [f"{r} {row[M.score_key(mode, r)]:.2f}" for r in rungs
+             if not math.isnan(row.get(M.score_key(mode, r), math.nan))]
+    return ", ".join(parts) or "-"
+
+
+SHORT_TERMINATIONS = {"checkmate": "mate", "threefold_repetition": "threefold", "fifty_moves": "fifty",
+                      "insufficient_material": "insufficient", "ply_cap": "ply cap", "resignation": "resign"}
+
+
+def _conversion_header(key: str) -> str:
+    if key == SELFPLAY_CONVERSION:
+        return "conversion self-play"
+    _, mode, rung = key.split("/")
+    return f"conversion {rung} ({mode})"
+
+
+def curve_table(curve: Curve, summary: dict[str, Any]) -> list[str]:
+    shares = termination_shares(curve)
+    conversions = conversion_columns(curve)
+    rungs = rung_order(curve, summary)
+    head = (["gen", "minutes", "games", "non-decisive"] + [SHORT_TERMINATIONS.get(t, t) for t in M.TERMINATIONS]
+            + ["value loss", "policy loss", "searched rating", "policy rating", "searched scores",
+               "policy scores"] + [_conversion_header(c) for c in conversions])
+    lines = ["| " + " | ".join(head) + " |", "|" + "---:|" * (len(head) - 4 - len(conversions))
+             + "---|---|---|---|" + "---:|" * len(conversions)]
+    for i, row in enumerate(curve.rows):
+        cells = [str(int(row[GENERATION])), _f(row[WALL_MIN], 1), _f(row.get(M.SELFPLAY_GAMES), 0),
+                 _f(row.get(M.NON_DECISIVE))]
+        cells += [_percent(shares[t][i]) for t in M.TERMINATIONS]
+        cells += [_f(row.get(M.loss_key("value")), 3), _f(row.get(M.loss_key("policy")), 3),
+                  _rating(row, "searched"), _rating(row, "policy"),
+                  _scores(row, "searched", rungs), _scores(row, "policy", rungs)]
+        cells += [_f(row.get(c)) for c in conversions]
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def promotion_table(curve: Curve) -> list[str]:
+    """The candidate's promotion matches, one row per generation that played one."""
+    rows = [r for r in curve.rows if not math.isnan(r.get(M.PROMOTION_SCORE, math.nan))]
+    if not rows:
+        return []
+    lines = ["| generation | minutes | candidate score | Elo difference [95%] | consecutive passes | promoted |",
+             "|---:|---:|---:|---|---:|---|"]
+    for r in rows:
+        elo, lo, hi = (r.get(k, math.nan) for k in (M.PROMOTION_ELO, f"{M.PROMOTION_ELO}_lo",
+                                                    f"{M.PROMOTION_ELO}_hi"))
+        lines.append(f"| {int(r[GENERATION])} | {_f(r[WALL_MIN], 1)} | {_f(r[M.PROMOTION_SCORE], 3)} | "
+                     f"{_f(elo, 0)} [{_f(lo, 0)}, {_f(hi, 0)}] | {_f(r.get(M.PROMOTION_PASSES), 0)} | "
+                     f"{'yes' if r.get(M.PROMOTION_PROMOTED) == 1.0 else 'no'} |")
+    return lines
+
+
+def progressive_lines(curve: Curve, summary: dict[str, Any]) -> list[str]:
+    """The progressive-sizing section of ``learning.md`` (empty for a one-size run)."""
+    events = size_events(curve, summary)
+    table = promotion_table(curve)
+    if not events and not table:
+        return []
+    sizes = summary.get("sizes")
+    lines = ["## Progressive sizing", ""]
+    if sizes:
+        lines += [f"Sizes: {' -> '.join(sizes)}.", ""]
+    lines += [f"- generation {e.generation} ({_f(e.wall_min, 1)} min): {e.label()}" for e in events]
+    if table:
+        lines += ["", "Promotion matches (candidate against the active artifact, paired openings, both colours; "
+                  "two consecutive passes promote):", "", *table]
+    return [*lines, ""]
+
+
+def recipe_line(summary: dict[str, Any]) -> str:
+    diff = summary.get("recipe_diff")
+    if diff is None:
+        return "- recipe diff from the cpu preset: not recorded"
+    if not diff:
+        return f"- recipe: the {summary.get('recipe_base', 'cpu')} preset as it stands"
+    shown = ", ".join(f"`{k}={v}`" for k, v in list(diff.items())[:12])
+    more = f" and {len(diff) - 12} more (summary.json)" if len(diff) > 12 else ""
+    return f"- recipe diff from the {summary.get('recipe_base', 'cpu')} preset ({len(diff)} keys): {shown}{more}"
+
+
+def markdown(curve: Curve, summary: dict[str, Any], figure: str) -> str:
+    machine = summary.get("machine", {})
+    git = summary.get("git", {})
+    wall = summary.get("wall", {})
+    conversions = conversion_columns(curve)
+    lines = [
+        f"# Learning benchmark `{summary.get('campaign', '?')}`",
+        "",
+        f"Generated by `python reports/learning.py` from `{CURVE}` and `{SUMMARY}`; do not edit.",
+        "",
+        f"- run: `{summary.get('command', '?')}`; {summary.get('preset', '?')} preset from random weights, "
+        f"{summary.get('hours', '?')} h wall budget, started {summary.get('started', '?')}",
+        recipe_line(summary),
+        f"- {len(curve.rows)} generations in {_f(wall.get('campaign_s', math.nan) / 60, 1)} min "
+        f"(campaign-recorded {_f(wall.get('campaign_recorded_s', math.nan) / 60, 1)} min), final evaluation "
+        f"{_f(wall.get('final_evaluation_s', math.nan) / 60, 1)} min",
+        f"- machine: {machine.get('cpu', '?')}, nproc {machine.get('usable_cpus', '?')} "
+        f"(cpu_count {machine.get('cpus', '?')}), load {machine.get('load_1min_at_start', '?')} at start, "
+        f"{machine.get('system', '?')}, Python {machine.get('python', '?')}",
+        f"- commit {git.get('commit', '?')}{' (uncommitted changes)' if git.get('dirty') else ''}",
+        "",
+        *final_section(summary),
+        *policy_lines(summary),
+        "## Targets",
+        "",
+        *targets_table(curve, summary),
+        "",
+        *progressive_lines(curve, summary),
+        "## Learning curve",
+        "",
+        f"![learning curve]({figure})",
+        "",
+        "Terminations are shares of each generation's self-play games; ratings and scores are the "
+        "campaign's ladder evaluations (on its cadence, with its own openings, rungs and visits; ratings "
+        "are joint ratings with 95% intervals, `> x` / `< x` a bound); "
+        + ("conversion columns as the campaign recorded them." if conversions
+           else "this campaign recorded no conversion metrics."),
+        "",
+        *curve_table(curve, summary),
+        "",
+    ]
+    return "\n".join(lines)
