@@ -33,3 +33,23 @@ def test_campaign_run_parses_set() -> None:
     args = build_parser().parse_args(["campaign", "run", "--preset", "smoke", "--set", "search.root=gumbel",
                                       "--set", "selfplay.fast_visits=6"])
     assert args.set == ["search.root=gumbel", "selfplay.fast_visits=6"]
+
+
+def test_a_campaign_from_before_the_new_keys_resumes_while_they_are_off(tmp_path: Path) -> None:
+    import json
+
+    root = make_root(tmp_path / "root")
+    campaign = Campaign.open(root, "old", preset="smoke")
+    campaign.paths.dir.mkdir(parents=True)
+    campaign.write_config()
+    data = json.loads(campaign.paths.config.read_text())
+    for section, key in (("search", "root"), ("search", "gumbel"), ("selfplay", "full_search_fraction"),
+                         ("selfplay", "fast_visits"), ("evaluate", "adaptive_rungs")):
+        del data["recipe"][section][key]  # as written before these settings existed
+    campaign.paths.config.write_text(json.dumps(data))
+    Campaign.open(root, "old", preset="smoke")  # the old design: resumes
+    for on, key in (({"search.root": "gumbel"}, "search.root"),
+                    ({"selfplay.full_search_fraction": 0.5}, "selfplay.full_search_fraction"),
+                    ({"evaluate.adaptive_rungs": 2}, "evaluate.adaptive_rungs")):
+        with pytest.raises(ValueError, match=f"changed keys: {key}"):
+            Campaign.open(root, "old", preset="smoke", overrides=on)

@@ -116,6 +116,35 @@ def check_name(name: str) -> str:
     return name
 
 
+ANY = object()
+"""In ``ADDED_KEYS``: the key changes nothing whatever its value (its switch is off)."""
+
+ADDED_KEYS: dict[str, Any] = {
+    "search.root": "puct",
+    "search.gumbel": ANY,  # read only with root gumbel
+    "selfplay.full_search_fraction": 1.0,
+    "selfplay.fast_visits": ANY,  # read only with full_search_fraction < 1
+    "evaluate.adaptive_rungs": 0,
+}
+"""Recipe keys added after campaigns existed, with the value that reproduces
+what those campaigns did: a campaign started before a key existed resumes
+while the key holds that value (``Campaign.check_recipe``)."""
+
+
+def _fill_added(started: dict[str, Any], now: dict[str, Any]) -> None:
+    """Gives `started` (a recipe written before some ``ADDED_KEYS`` existed)
+    the current value of each missing one that is at its neutral value."""
+    for key, neutral in ADDED_KEYS.items():
+        *path, last = key.split(".")
+        s, n = started, now
+        for part in path:
+            s, n = s.get(part, {}), n.get(part, {})
+        if last in s or last not in n or not isinstance(s, dict):
+            continue
+        if neutral is ANY or n[last] == neutral:
+            s[last] = n[last]
+
+
 def _diff(a: Any, b: Any, prefix: str = "") -> list[str]:
     if isinstance(a, dict) and isinstance(b, dict):
         out = []
@@ -196,6 +225,7 @@ class Campaign:
         if "late_tail" not in started.get("selfplay", {}) and self.cfg.selfplay.late_tail.is_off:
             # started before the setting existed, i.e. with the retained design it leaves as it is
             started["selfplay"]["late_tail"] = now["selfplay"]["late_tail"]
+        _fill_added(started, now)
         changed = sorted(k for k in _diff(started, now) if k.split(".")[0] not in RUNTIME_SECTIONS)
         if changed:
             raise ValueError(f"campaign {self.name!r} was started with a different recipe; changed keys: "
