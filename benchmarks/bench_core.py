@@ -2,7 +2,16 @@
 (`go perft`, single thread), batch encoding positions/s, and the start-up cost
 of the native module in a fresh process (attack tables included).
 
-Run: `.venv/bin/python benchmarks/bench_core.py [--json reports/bench/core.json]`.
+Perft against python-chess: nodes/s over windows of at least ``--window``
+seconds (1 s; each window repeats one perft of the side's depth), best of
+three windows on both sides, each side at its own depth (python-chess is
+~500x slower: the same depth would take minutes); the row names give each
+side's depth and nodes per perft. Against Stockfish: the same depth, best of
+three ``go perft`` runs timed from command to result. Targets (targets.py,
+issue 2): perft at least 0.5x Stockfish's and over 100x python-chess's;
+float32 plane encoding at least 200,000 positions/s.
+
+Run: `.venv/bin/python benchmarks/bench_core.py [--quick] [--json reports/bench/core.json]`.
 Ratios are measured in this run on this machine.
 """
 
@@ -19,6 +28,7 @@ from pathlib import Path
 import chess
 import numpy as np
 from common import Row, best_rate, report
+from targets import target
 
 from chesszero import core
 
@@ -37,8 +47,9 @@ def python_chess_perft(board: chess.Board, depth: int) -> int:
     return nodes
 
 
-def stockfish_perft_rate(fen: str, depth: int) -> float | None:
-    """Nodes/s of Stockfish's own `go perft`, timed from command to result."""
+def stockfish_perft_rate(fen: str, depth: int, repeats: int = 3) -> tuple[float, int] | None:
+    """Best nodes/s of Stockfish's own `go perft` over `repeats` runs, timed from command
+    to result, and its node count; None without Stockfish."""
     path = shutil.which(STOCKFISH) or shutil.which("stockfish")
     if path is None:
         return None
@@ -48,8 +59,8 @@ def stockfish_perft_rate(fen: str, depth: int) -> float | None:
     proc.stdin.flush()
     while proc.stdout.readline().strip() != "readyok":
         pass
-    best = 0.0
-    for _ in range(2):
+    best, nodes = 0.0, 0
+    for _ in range(repeats):
         proc.stdin.write(f"position fen {fen}\ngo perft {depth}\n")
         proc.stdin.flush()
         start = time.perf_counter()
@@ -62,7 +73,7 @@ def stockfish_perft_rate(fen: str, depth: int) -> float | None:
     proc.stdin.write("quit\n")
     proc.stdin.flush()
     proc.wait(timeout=10)
-    return best
+    return best, nodes
 
 
 def import_seconds(module: str, repeats: int = 5) -> float:
@@ -91,33 +102,47 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--json", type=Path, default=None, help="write results as JSON")
     parser.add_argument("--quick", action="store_true", help="smaller depths (smoke check)")
+    parser.add_argument("--window", type=float, default=None,
+                        help="minimum seconds per perft timing window (1; 0.25 with --quick)")
     args = parser.parse_args()
+    window = args.window if args.window is not None else 0.25 if args.quick else 1.0
     rows: list[Row] = []
-    cases = [("start", core.STARTING_FEN, 5 if args.quick else 6, 3),
-             ("kiwipete", KIWIPETE, 4 if args.quick else 5, 2)]
+    cases = [("start", core.STARTING_FEN, 5 if args.quick else 6, 3 if args.quick else 4),
+             ("kiwipete", KIWIPETE, 4 if args.quick else 5, 2 if args.quick else 3)]
     for name, fen, depth, py_depth in cases:
         game = core.Game(fen)
-        ours = best_rate(lambda game=game, depth=depth: game.perft(depth), repeats=3)
+        nodes = game.perft(depth)
+        ours = best_rate(lambda game=game, depth=depth: game.perft(depth), repeats=3, min_seconds=window)
         board = chess.Board(fen)
-        pyc = best_rate(lambda board=board, d=py_depth: python_chess_perft(board, d), repeats=1)
+        py_nodes = python_chess_perft(board, py_depth)
+        pyc = best_rate(lambda board=board, d=py_depth: python_chess_perft(board, d), repeats=3,
+                        min_seconds=window)
+        timing = {"windows": 3, "min_window_s": window}
+        rows.append(Row(f"perft {name}, chesszero d{depth} ({nodes:,} nodes)", ours, "nodes/s", "", None,
+                        {"depth": depth, "nodes": nodes, **timing}))
+        rows.append(Row(f"perft {name}, python-chess d{py_depth} ({py_nodes:,} nodes)", pyc, "nodes/s",
+                        f"chesszero d{depth} / python-chess d{py_depth}", ours / pyc,
+                        {"depth": py_depth, "nodes": py_nodes, **timing},
+                        target("perft-vs-python-chess")))
         sf = stockfish_perft_rate(fen, depth)
-        rows.append(Row(f"perft {name} d{depth} (chesszero)", ours, "nodes/s"))
-        rows.append(Row(f"perft {name} d{py_depth} (python-chess)", pyc, "nodes/s",
-                        "chesszero / python-chess", ours / pyc))
-        if sf is not None:
-            rows.append(Row(f"perft {name} d{depth} (stockfish 15.1)", sf, "nodes/s",
-                            "chesszero / stockfish", ours / sf))
+        if sf is None:
+            print(f"Stockfish not found ({STOCKFISH}): no perft comparison with it")
+        else:
+            sf_rate, sf_nodes = sf
+            if sf_nodes != nodes:
+                raise RuntimeError(f"perft {name} d{depth}: Stockfish counts {sf_nodes}, chesszero {nodes}")
+            rows.append(Row(f"perft {name}, stockfish 15.1 d{depth} ({sf_nodes:,} nodes)", sf_rate, "nodes/s",
+                            "chesszero / stockfish, same depth", ours / sf_rate,
+                            {"depth": depth, "nodes": sf_nodes, "runs": 3}, target("perft-vs-stockfish")))
     games = encoding_games(1024)
     out = np.empty((len(games), core.NUM_PLANES, 8, 8), dtype=np.float32)
     packed = np.empty((len(games), core.PACKED_BYTES), dtype=np.uint8)
     enc = best_rate(lambda: len(core.encode_batch(games, out)), repeats=5, min_seconds=0.2)
     pk = best_rate(lambda: len(core.encode_packed_batch(games, packed)), repeats=5, min_seconds=0.2)
     unpack = best_rate(lambda: len(core.unpack_planes(packed, out)), repeats=5, min_seconds=0.2)
-    target = 200_000
-    rows.append(Row("encode float32 planes (batch 1024)", enc, "positions/s",
-                    "vs 200k/s target", enc / target))
-    rows.append(Row("encode packed rows (batch 1024)", pk, "positions/s", "vs 200k/s target", pk / target))
-    rows.append(Row("unpack packed -> float32", unpack, "positions/s", "vs 200k/s target", unpack / target))
+    rows.append(Row("encode float32 planes (batch 1024)", enc, "positions/s", target=target("encode-planes")))
+    rows.append(Row("encode packed rows (batch 1024)", pk, "positions/s", "float32 planes", pk / enc))
+    rows.append(Row("unpack packed -> float32", unpack, "positions/s", "float32 planes", unpack / enc))
     # Every actor, trainer rank and test process pays this once.
     numpy_start, core_start = import_seconds("numpy"), import_seconds("chesszero._core")
     rows.append(Row("import numpy (fresh process)", 1000 * numpy_start, "ms", "reference"))

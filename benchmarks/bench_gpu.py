@@ -9,20 +9,23 @@ or ``--checkpoint``) and each GPU backend this machine can run (``torch``,
 
 1. publish it and gate it on the 516 calibration positions in that backend
    (the backend's INT8 scheme; FP32 artifact for ``torch``, INT8 for the others);
-2. with the gated session: pure inference positions/s on a fixed batch of
-   ``--batch`` real positions (the paper preset's ``selfplay.batch_size``), and
-   self-play searches/s of one double-buffered native actor on the same batch
-   (``bench_search.paired_ratio``); target ratio >= 0.85;
+2. with the gated session, one double-buffered native actor at ``--batch``
+   (the paper preset's ``selfplay.batch_size``; ``bench_search.paired_ratio``):
+   its network evaluations/s (terminal hits excluded) against pure inference
+   positions/s on the same batch sizes, real positions; target ratio >= 0.85
+   (``targets.py``: ``gpu-selfplay-vs-inference``); its searches/s beside it;
 3. actors sharing one GPU (``torch`` and ``ort-gpu``): for each count in
    ``--actors-per-gpu`` (default 1, 2, 4; the paper runs 4), that many
    double-buffered actors placed by ``publish.placement`` on cuda:0, each with
-   its own session, play side by side; their summed searches/s against the
-   pure inference rate of one session (the number that sizes
-   ``inference.actors_per_gpu``). ``tensorrt`` is left out: each actor builds
-   its own engine (minutes for 14x160);
+   its own session, play side by side; their summed network evaluations/s
+   against the pure inference rate of one session (the number that sizes
+   ``inference.actors_per_gpu``), and their summed searches/s. ``tensorrt``
+   is left out: each actor builds its own engine (minutes for 14x160);
 4. INT8 against FP16: the best INT8 GPU path (TensorRT, else ONNX Runtime's GPU
    providers) against the torch backend in float16 on the FP32 artifact, same
-   batch; target >= 1.3x.
+   batch; target >= 1.3x (``gpu-int8-vs-fp16``).
+
+Each target result carries the target (``targets.Target`` as a dict) and ``met``.
 
 Each step's error is recorded in the JSON instead of ending the run.
 
@@ -48,6 +51,7 @@ import torch
 from bench_search import ActorRun, inference_rate, paired_ratio
 from common import machine
 from rich.console import Console
+from targets import check, target
 
 from chesszero.config.schema import InferenceConfig
 from chesszero.model.network import ChessNet
@@ -101,15 +105,23 @@ def _gate(net: ChessNet, backend: str, out: Path, calib: Any) -> dict[str, Any]:
             "_result": result}
 
 
+def _verdict(name: str, ratio: float) -> dict[str, Any]:
+    goal = target(name)
+    return {"target": goal.as_dict(), "met": check(goal, rate=ratio, unit="x", ratio=ratio).met}
+
+
 def _throughput(session: Any, planes: np.ndarray, seconds: float) -> dict[str, Any]:
-    pure, play, ratio = paired_ratio(session, batch=len(planes), depth=2, rounds=3, seconds=seconds)
-    return {"inference_pos_per_s": pure, "selfplay_searches_per_s": play, "ratio": ratio,
-            "target": 0.85, "met": ratio >= 0.85}
+    paired = paired_ratio(session, batch=len(planes), depth=2, rounds=3, seconds=seconds)
+    return {"inference_pos_per_s": paired.inference_pos_per_s,
+            "selfplay_evaluations_per_s": paired.evaluations_per_s,
+            "selfplay_searches_per_s": paired.searches_per_s, "mean_batch": paired.mean_batch,
+            "ratio": paired.ratio, **_verdict("gpu-selfplay-vs-inference", paired.ratio)}
 
 
 def _actors_per_gpu(backend: str, artifact: Path, planes: np.ndarray, counts: list[int],
                     seconds: float) -> dict[str, Any]:
-    """Summed self-play searches/s of ``k`` actors sharing cuda:0, for each ``k`` in ``counts``."""
+    """Summed self-play evaluations/s and searches/s of ``k`` actors sharing cuda:0, for each ``k``
+    in ``counts``, against one session's pure inference on the full batch."""
     def session(device: int) -> Any:
         return load_evaluator(artifact, backend=backend, device=device, plain_onnx=False)
 
@@ -126,11 +138,14 @@ def _actors_per_gpu(backend: str, artifact: Path, planes: np.ndarray, counts: li
         batches = max(3, int(seconds * pure / batch / k))
         try:
             with ThreadPoolExecutor(k) as pool:
-                rates = list(pool.map(ActorRun.rate, runs, [batches] * k))
+                windows = list(pool.map(lambda run, n=batches: run.window(batches=n), runs))
         finally:
             for run in runs:
                 run.close()
-        rows[str(k)] = {"searches_per_s": sum(rates), "per_actor": rates, "ratio_to_pure": sum(rates) / pure}
+        evaluations = sum(w.evaluations_per_s for w in windows)
+        rows[str(k)] = {"evaluations_per_s": evaluations, "searches_per_s": sum(w.searches_per_s for w in windows),
+                        "per_actor_evaluations": [w.evaluations_per_s for w in windows],
+                        "ratio_to_pure": evaluations / pure}
     return {"inference_pos_per_s": pure, "batch": batch, "actors_per_gpu": rows}
 
 
@@ -146,7 +161,7 @@ def _int8_vs_fp16(gated: dict[str, Any], planes: np.ndarray, seconds: float) -> 
     int8_rate = inference_rate(int8_session, planes, seconds)
     fp16_rate = inference_rate(fp16, planes, seconds)
     return {"int8_path": int8_backend, "int8_pos_per_s": int8_rate, "fp16_torch_pos_per_s": fp16_rate,
-            "ratio": int8_rate / fp16_rate, "target": 1.3, "met": int8_rate / fp16_rate >= 1.3}
+            "ratio": int8_rate / fp16_rate, **_verdict("gpu-int8-vs-fp16", int8_rate / fp16_rate)}
 
 
 def _counts(text: str) -> list[int]:

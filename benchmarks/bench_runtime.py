@@ -12,6 +12,11 @@ development machines are shared, so the load average is printed too), plus
 the INT8 artifact's fidelity against the source network on the calibration
 set (top-1 legal agreement, legal-policy KL, WDL MAE, gate verdict).
 
+Targets (``targets.py``): INT8 at least 1.5x ONNX Runtime FP32 (issue 5),
+at one thread at least 2x (issue 24); the fidelity figures within the gate's
+default thresholds (issue 5). ``--quick`` shortens fitting, QAT and timing
+(``QUICK``) for a smoke check; explicit options still win.
+
 Network: ``--checkpoint`` when given; otherwise the ``--preset``'s size
 (``cpu``: 6x64) fitted for ``--fit-steps`` steps to a synthetic task (a fixed
 move preference and material-sign WDL).  A freshly initialised network has
@@ -19,14 +24,13 @@ an almost flat policy whose top-1 move is decided by near-ties, which makes
 its agreement figure meaningless; the fitted one has peaked policies like a
 trained network.  Real fidelity numbers need a real checkpoint.
 
-Run: ``.venv/bin/python benchmarks/bench_runtime.py [--threads 1 2] [--json reports/bench/runtime.json]``
+Run: ``.venv/bin/python benchmarks/bench_runtime.py [--threads 1 2] [--quick] [--json reports/bench/runtime.json]``
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import os
 import random
 import tempfile
@@ -35,18 +39,22 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from common import machine
+from common import Row, report
 from rich.console import Console
-from rich.table import Table
+from targets import target
 
 from chesszero import core
 from chesszero.config import ConfigError, load_config
 from chesszero.model import ChessNet
 from chesszero.publish.calibration import calibration_set_from_games, load_calibration_set
+from chesszero.publish.fidelity import FidelityReport
 from chesszero.publish.pipeline import PublishResult, PublishSettings, publish
 from chesszero.publish.runtime import OrtRuntime, Session, TorchRuntime
 
 CALIBRATION = Path("data/calibration/positions.jsonl")
+QUICK = {"fit_steps": 40, "qat_steps": 2, "rounds": 2, "seconds": 0.3}
+"""Reduced budgets of ``--quick`` (each applies only where the option was not given)."""
+FULL = {"fit_steps": 200, "rounds": 5, "seconds": 1.0}
 
 
 def random_games(n: int, seed: int) -> list[core.Game]:
@@ -120,11 +128,15 @@ def main() -> None:
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2], help="intra-op thread counts")
     parser.add_argument("--qat-steps", type=int, help="override the preset's publish.qat_steps")
     parser.add_argument("--qat-lr", type=float, help="override the preset's publish.qat_lr (Adam)")
-    parser.add_argument("--fit-steps", type=int, default=200, help="synthetic fitting steps (no checkpoint)")
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--seconds", type=float, default=1.0, help="minimum time per measurement")
+    parser.add_argument("--fit-steps", type=int, help="synthetic fitting steps (no checkpoint; 200)")
+    parser.add_argument("--rounds", type=int, help="interleaved timing rounds (5)")
+    parser.add_argument("--seconds", type=float, help="minimum time per measurement (1.0)")
     parser.add_argument("--json", type=Path, help="write the results as JSON")
+    parser.add_argument("--quick", action="store_true", help=f"reduced budgets {QUICK}")
     args = parser.parse_args()
+    for key, value in (QUICK if args.quick else FULL).items():
+        if getattr(args, key) is None:
+            setattr(args, key, value)
 
     console = Console()
     try:
@@ -157,7 +169,7 @@ def main() -> None:
                                         runtime=OrtRuntime(threads=max(args.threads)))
         publish_seconds = time.perf_counter() - started
         planes = core.encode_batch(random_games(args.batch, 99))
-        rows = []
+        rows: list[Row] = []
         for threads in args.threads:
             sessions: dict[str, Session] = {
                 "PyTorch eager FP32": TorchRuntime(threads=threads).build(result.fp32),
@@ -165,41 +177,56 @@ def main() -> None:
                 "ONNX Runtime INT8": OrtRuntime(threads=threads).build(result.int8),
             }
             rates = measure(sessions, planes, args.rounds, args.seconds)
-            for name, rate in rates.items():
-                rows.append({"runtime": name, "threads": threads, "positions_per_s": rate,
-                             "vs_ort_fp32": rate / rates["ONNX Runtime FP32"],
-                             "vs_torch_fp32": rate / rates["PyTorch eager FP32"]})
-    report = result.gate.report
-    fidelity = report.to_dict() if report is not None else {"error": result.gate.error}
-
-    table = Table(title=f"{net.size.name} inference, batch {args.batch} ({origin})")
-    for col in ("runtime", "threads", "positions/s", "vs ORT FP32", "vs torch FP32"):
-        table.add_column(col, justify="left" if col == "runtime" else "right")
-    for r in rows:
-        table.add_row(r["runtime"], str(r["threads"]), f"{r['positions_per_s']:,.0f}",
-                      f"{r['vs_ort_fp32']:.2f}x", f"{r['vs_torch_fp32']:.2f}x")
-    console.print(table)
-    if report is not None:
-        t = report.thresholds
+            rows += runtime_rows(rates, threads)
+    gate = result.gate.report
+    fidelity = gate.to_dict() if gate is not None else {"error": result.gate.error}
+    rows += fidelity_rows(gate, checkpoint=args.checkpoint is not None)
+    load = os.getloadavg()
+    report(f"{net.size.name} inference, batch {args.batch} ({origin})", rows, args.json,
+           meta={"cpu_flags": cpu_flags(), "load_average": load, "network": origin, "batch": args.batch,
+                 "int8_fidelity": fidelity})
+    if gate is not None:
+        t = gate.thresholds
         console.print(
-            f"INT8 fidelity on {report.positions} calibration positions: top-1 agreement "
-            f"{report.agreement:.4f} (>= {t.min_agreement}), legal KL {report.kl_mean:.5f} "
-            f"(<= {t.max_kl}), WDL MAE {report.wdl_mae:.5f} (<= {t.max_wdl_mae}) -> "
-            f"{'PASS' if report.passed else 'FAIL: ' + '; '.join(report.failures)}"
+            f"INT8 fidelity on {gate.positions} calibration positions: top-1 agreement "
+            f"{gate.agreement:.4f} (>= {t.min_agreement}), legal KL {gate.kl_mean:.5f} "
+            f"(<= {t.max_kl}), WDL MAE {gate.wdl_mae:.5f} (<= {t.max_wdl_mae}) -> "
+            f"{'PASS' if gate.passed else 'FAIL: ' + '; '.join(gate.failures)}"
         )
     else:
         console.print(f"INT8 artifact could not be gated: {result.gate.error}")
-    load = os.getloadavg()
     console.print(f"CPU: {cpu_flags()}; load average {load[0]:.1f}/{load[1]:.1f}/{load[2]:.1f} "
                   f"on {os.cpu_count()} CPUs; publication took {publish_seconds:.0f}s "
                   f"(QAT {settings.qat.steps} steps at lr {settings.qat.lr:g})")
-    if args.json is not None:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps({
-            "title": "inference runtimes", "machine": machine(), "cpu_flags": cpu_flags(),
-            "load_average": load, "network": origin, "batch": args.batch, "rows": rows,
-            "int8_fidelity": fidelity,
-        }, indent=2))
+
+
+def runtime_rows(rates: dict[str, float], threads: int) -> list[Row]:
+    """One thread setting's rows: torch FP32, ONNX Runtime FP32 against it, INT8 against ORT FP32."""
+    torch_fp32, ort_fp32, int8 = (rates[k] for k in ("PyTorch eager FP32", "ONNX Runtime FP32", "ONNX Runtime INT8"))
+    per = f"{threads} thread{'s' if threads > 1 else ''}"
+    goal = target("int8-vs-fp32-1-thread" if threads == 1 else "int8-vs-fp32")
+    return [
+        Row(f"PyTorch eager FP32, {per}", torch_fp32, "positions/s", "reference", None, {"threads": threads}),
+        Row(f"ONNX Runtime FP32, {per}", ort_fp32, "positions/s", f"PyTorch eager FP32, {per}",
+            ort_fp32 / torch_fp32, {"threads": threads}),
+        Row(f"ONNX Runtime INT8, {per}", int8, "positions/s", f"ONNX Runtime FP32, {per}", int8 / ort_fp32,
+            {"threads": threads, "vs_torch_fp32": round(int8 / torch_fp32, 3)}, goal),
+    ]
+
+
+def fidelity_rows(gate: FidelityReport | None, *, checkpoint: bool) -> list[Row]:
+    """The INT8 artifact's fidelity figures against the gate's targets (none if it was not gated)."""
+    if gate is None:
+        return []
+    against = "source network" + ("" if checkpoint else " (fitted to a synthetic task)")
+    extra = {"positions": gate.positions, "gate": "pass" if gate.passed else "FAIL"}
+    return [
+        Row("INT8 fidelity: top-1 legal agreement", gate.agreement, "share", against, None, extra,
+            target("int8-agreement")),
+        Row("INT8 fidelity: mean legal-policy KL", gate.kl_mean, "nats", against, None, extra, target("int8-kl")),
+        Row("INT8 fidelity: WDL mean absolute error", gate.wdl_mae, "abs. error", against, None, extra,
+            target("int8-wdl-mae")),
+    ]
 
 
 if __name__ == "__main__":

@@ -3,9 +3,16 @@
 Each script runs in its own process as ``python benchmarks/bench_<name>.py
 --json <out>/<name>.json [--quick]``; its console output goes to
 ``<out>/<name>.log``. The JSON (``benchmarks/common.report``: title, machine,
-rows with their ratios) gets a ``run`` entry (command, seconds, exit status)
-and ``<out>/benchmarks.md`` is rewritten: one table per benchmark, each ratio
-measured by that script in the same run, with the machine it ran on.
+rows with their ratios and targets) gets a ``run`` entry (command, seconds,
+exit status) and ``<out>/benchmarks.md`` is rewritten: one table per
+benchmark, each ratio measured by that script in the same run, each row's
+target (``benchmarks/targets.py``) with a met / MISSED column, and the
+machine it ran on.
+
+Every row with a target is re-checked here from its JSON (the measured rate
+or ratio against the stored target, never the script's own flag) and the
+MISSED ones are printed; with ``--strict`` (``make bench STRICT=1``) any
+MISSED target makes the exit status 1, as a failing script does.
 
 A script that does not accept ``--json`` (or, with ``--quick``, ``--quick``)
 is listed as skipped, never run with flags it lacks. A failing script keeps
@@ -20,7 +27,7 @@ named with ``--only`` (e.g. ``--hours 2``).
 
 Usage::
 
-    python benchmarks/run_all.py --out reports/bench [--quick] [--only core train]
+    python benchmarks/run_all.py --out reports/bench [--quick] [--strict] [--only core train]
     python benchmarks/run_all.py --only learning --hours 2 [--name N] [--no-prefect]
     python benchmarks/run_all.py --list
     chesszero bench ...                  # the same
@@ -29,6 +36,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -46,6 +54,10 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
+if str(HERE) not in sys.path:  # `chesszero bench` runs this file with runpy
+    sys.path.insert(0, str(HERE))
+
+from targets import Target, check_row  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -174,7 +186,9 @@ def run_script(script: Script, out: Path, *, quick: bool, timeout: float | None,
 def _fmt(value: float | None, suffix: str = "") -> str:
     if value is None:
         return ""
-    return f"{value:,.2f}{suffix}" if abs(value) < 100 else f"{value:,.0f}{suffix}"
+    if abs(value) >= 100:
+        return f"{value:,.0f}{suffix}"
+    return f"{value:,.2f}{suffix}" if abs(value) >= 0.1 or value == 0 else f"{value:.3g}{suffix}"
 
 
 ROW_KEYS = ("name", "rate", "unit")
@@ -193,17 +207,44 @@ def _cell(value: Any) -> str:
     return str(value).replace("|", "\\|")
 
 
+def _details(extra: Any) -> str:
+    return _cell(extra) if isinstance(extra, dict) else ""
+
+
+def _verdict_cells(row: dict[str, Any]) -> tuple[str, str]:
+    """The target and met cells of a row (empty for a row without a target)."""
+    try:
+        verdict = check_row(row)
+    except (ValueError, KeyError, TypeError) as error:
+        return "", f"**MISSED** (unreadable target: {error})"
+    if verdict.target is None:
+        return "", ""
+    cited = f"{verdict.target.describe()} ({verdict.target.cited})"
+    return cited, verdict.label if verdict.met else f"**{verdict.label}**"
+
+
 def rows_table(rows: Sequence[dict[str, Any]]) -> list[str]:
     """Markdown lines for a script's rows: the ``common.Row`` layout (rate, ratio
-    against a reference) when every row has it, otherwise one column per key
-    (e.g. ``bench_runtime``'s runtime/threads/positions_per_s rows)."""
+    against a reference, target and verdict, details) when every row has it,
+    otherwise one column per key (e.g. ``bench_learning``'s rows); then the
+    sources of the targets shown."""
     if not rows:
         return ["(no rows)"]
     if all(isinstance(r, dict) and all(k in r for k in ROW_KEYS) for r in rows):
-        lines = ["| benchmark | rate | unit | compared with | ratio |", "|---|---:|---|---|---:|"]
+        details = any(_details(r.get("extra")) for r in rows)
+        lines = ["| benchmark | rate | unit | compared with | ratio | target | met |" + (" details |" if details else ""),
+                 "|---|---:|---|---|---:|---|---|" + ("---|" if details else "")]
+        sources: dict[str, str] = {}
         for row in rows:
-            lines.append(f"| {row['name']} | {_fmt(row['rate'])} | {row['unit']} | "
-                         f"{row.get('reference', '')} | {_fmt(row.get('ratio'), 'x')} |")
+            target_cell, met = _verdict_cells(row)
+            if row.get("target"):
+                with contextlib.suppress(KeyError, TypeError):
+                    sources[str(row["target"]["name"])] = str(row["target"]["source"])
+            lines.append(f"| {_cell(str(row['name']))} | {_fmt(row['rate'])} | {row['unit']} | "
+                         f"{_cell(str(row.get('reference', '')))} | {_fmt(row.get('ratio'), 'x')} | "
+                         f"{target_cell} | {met} |" + (f" {_details(row.get('extra'))} |" if details else ""))
+        if sources:
+            lines += ["", "Targets: " + "; ".join(f"`{name}`: {source}" for name, source in sources.items()) + "."]
         return lines
     keys: list[str] = []
     for row in rows:
@@ -217,6 +258,53 @@ def rows_table(rows: Sequence[dict[str, Any]]) -> list[str]:
     return lines
 
 
+@dataclass(frozen=True)
+class Miss:
+    """A row whose target was not met (or could not be checked)."""
+
+    benchmark: str
+    row: str
+    measured: float | None
+    target: Target | None
+    why: str = ""
+
+    def describe(self) -> str:
+        if self.target is None:
+            return f"{self.benchmark}: {self.row}: {self.why}"
+        if self.measured is None:
+            value = "not measured"
+        else:
+            value = _fmt(self.measured, "x" if self.target.on_ratio else " " + self.target.unit)
+        return f"{self.benchmark}: {self.row}: {value}, target {self.target.describe()} ({self.target.source})"
+
+
+def target_results(outcomes: Sequence[Outcome]) -> tuple[int, list[Miss]]:
+    """How many rows met their target, and the rows that missed it, over every measured benchmark."""
+    met, missed = 0, []
+    for o in outcomes:
+        for row in (o.result or {}).get("rows", []):
+            if not isinstance(row, dict) or not row.get("target"):
+                continue
+            name = str(row.get("name", "?"))
+            try:
+                verdict = check_row(row)
+            except (ValueError, KeyError, TypeError) as error:
+                missed.append(Miss(o.script.name, name, None, None, f"unreadable target ({error})"))
+                continue
+            if verdict.met:
+                met += 1
+            else:
+                missed.append(Miss(o.script.name, name, verdict.measured, verdict.target))
+    return met, missed
+
+
+def exit_status(outcomes: Sequence[Outcome], *, strict: bool) -> int:
+    """1 when a script failed, or (``strict``) when a target was missed; else 0."""
+    if any(o.status.startswith("failed") for o in outcomes):
+        return 1
+    return 1 if strict and target_results(outcomes)[1] else 0
+
+
 def markdown(outcomes: Sequence[Outcome], machine: dict[str, Any], *, quick: bool) -> str:
     """``benchmarks.md``: the machine, then one table per benchmark."""
     lines = [
@@ -225,7 +313,9 @@ def markdown(outcomes: Sequence[Outcome], machine: dict[str, Any], *, quick: boo
         f"Generated by `python benchmarks/run_all.py{' --quick' if quick else ''}`"
         + (" (reduced budgets)" if quick else "") + "; do not edit.",
         "Each ratio compares two rows measured by the same script in this run on this machine,",
-        "so ratios travel between machines better than rates.",
+        "so ratios travel between machines better than rates. A target (benchmarks/targets.py) is",
+        "checked against the row's ratio, or against its rate when the target is a fixed number;",
+        "met / MISSED says whether this run reached it; rows without a target leave both empty.",
         "",
         "Machine: " + ", ".join(f"{k} {v}" for k, v in machine.items()),
         "",
@@ -250,7 +340,8 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, *, folder: Path = HERE) -> int:
+    """``chesszero bench``; ``folder`` holds the ``bench_*.py`` scripts (tests pass their own)."""
     parser = _Parser(prog="chesszero bench", description=__doc__.splitlines()[0], allow_abbrev=False,
                      epilog="Other arguments go to the scripts named with --only "
                             "(e.g. --only learning --hours 2).")
@@ -260,10 +351,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--only", nargs="+", metavar="NAME",
                         help="run only these (e.g. core train); opt-in ones (learning) run only so")
     parser.add_argument("--timeout", type=float, default=None, help="seconds allowed per script")
+    parser.add_argument("--strict", action="store_true",
+                        help="exit 1 when any row misses its target (make bench STRICT=1)")
     parser.add_argument("--list", action="store_true", help="list the scripts and exit")
     args, extra = parser.parse_known_args(argv)
     args.out = args.out.resolve()
-    scripts = discover()
+    scripts = discover(folder)
     console = Console(stderr=True)
     if args.list:
         for s in scripts:
@@ -302,7 +395,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     report = args.out / report_name(scripts)
     report.write_text(markdown(outcomes, machine, quick=args.quick))
     console.print(f"wrote {report}")
-    return 1 if any(o.status.startswith("failed") for o in outcomes) else 0
+    met, missed = target_results(outcomes)
+    console.print(f"targets: {met} met, {len(missed)} MISSED")
+    for miss in missed:
+        console.print(f"  MISSED {miss.describe()}", markup=False, highlight=False)
+    unchecked = [o.script.name for o in outcomes if o.result is None]
+    if args.strict and unchecked:
+        console.print(f"--strict: not measured, so their targets were not checked: {', '.join(unchecked)}")
+    status = exit_status(outcomes, strict=args.strict)
+    if args.strict and missed:
+        console.print(f"--strict: {len(missed)} target{'s' if len(missed) > 1 else ''} MISSED: exit status 1")
+    return status
 
 
 if __name__ == "__main__":

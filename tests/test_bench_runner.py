@@ -1,5 +1,6 @@
 """`benchmarks/run_all.py`: opt-in scripts, argument pass-through, the markdown
-report for every row layout, and `bench_replay.py --json` on a tiny store."""
+report for every row layout, `bench_replay.py --json` on a tiny store, and a
+quick-scale run of real benchmarks through the runner (targets checked)."""
 
 from __future__ import annotations
 
@@ -59,8 +60,9 @@ def test_the_repository_keeps_learning_out_of_the_default_set(run_all: dict[str,
     assert scripts["learning"].opt_in
     default = {s.name for s in run_all["select"](list(scripts.values()), None)}
     assert "learning" not in default and {"core", "replay", "runtime", "search", "train"} <= default
-    for name in default:  # every default benchmark runs in `make bench` (no --quick)
+    for name in default:  # every default benchmark runs in `make bench` and in `chesszero bench --quick`
         assert scripts[name].skip_reason(quick=False) is None, name
+        assert scripts[name].skip_reason(quick=True) is None, name
 
 
 def test_extra_arguments_reach_the_script(run_all: dict[str, Any], tmp_path: Path) -> None:
@@ -100,7 +102,7 @@ def test_markdown_draws_rows_of_any_layout(run_all: dict[str, Any], tmp_path: Pa
     assert "| runtime | threads | positions_per_s | vs_ort_fp32 | vs_torch_fp32 |" in md
     assert "| ONNX Runtime INT8 | 2 | 5,123 | 1.80 | 2.20 |" in md
     assert "PyTorch \\| eager" in md  # a pipe in a cell does not split it
-    assert "| hours seen | 2.00 | h |  |  |" in md
+    assert "| hours seen | 2.00 | h |  |  |  |  |" in md  # no target: empty target and met cells
     assert "(no rows)" in md
 
 
@@ -115,6 +117,41 @@ def test_replay_benchmark_writes_json_for_the_runner(run_all: dict[str, Any], tm
     names = [row["name"] for row in result["rows"]]
     assert "materialize x0" in names and "append (durable)" in names and "delivery (batch 64)" in names
     assert all(row["rate"] > 0 for row in result["rows"])
+    rows = {row["name"]: row for row in result["rows"]}
+    trainer = next(row for name, row in rows.items() if name.startswith("trainer ("))
+    delivery = rows["delivery (batch 64)"]
+    assert delivery["target"]["name"] == "delivery-vs-trainer"  # a ratio to the trainer measured in this run
+    assert delivery["ratio"] == pytest.approx(delivery["rate"] / trainer["rate"])
+    paper = rows["delivery (batch 64) vs the paper's trainer"]
+    assert paper["ratio"] is None and paper["target"]["unit"] == "samples/s"  # the paper's rate: a fixed target
+    assert paper["met"] == (paper["rate"] >= 1.44 * 25_300)
+    # self-play skipped: the supply target is reported as not measured, never compared with a constant
+    assert rows["materialize x0"]["ratio"] is None and rows["materialize x0"]["met"] is False
     script = {s.name: s for s in run_all["discover"]()}["replay"]
     md = run_all["markdown"]([run_all["Outcome"](script, "ok", 1.0, result)], {}, quick=True)
     assert "| delivery (batch 64) |" in md
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_quick_benchmarks_through_the_cli_carry_their_targets(tmp_path: Path) -> None:
+    """`chesszero bench --quick` on the scripts whose quick mode is newest (runtime, web) and
+    on core: each measures, every row states its target (or none) and a verdict, and the
+    report has no holes. Targets may be missed on a loaded machine: no --strict here."""
+    out = tmp_path / "bench"
+    done = subprocess.run([sys.executable, "-m", "chesszero", "bench", "--quick", "--only", "core", "runtime", "web",
+                           "--out", str(out)], cwd=REPO, capture_output=True, text=True, timeout=280)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    assert "targets: " in done.stderr and " met, " in done.stderr
+    md = (out / "benchmarks.md").read_text()
+    assert "Not measured" not in md and "skipped" not in md
+    for name in ("core", "runtime", "web"):
+        result = json.loads((out / f"{name}.json").read_text())
+        assert result["run"]["quick"] is True
+        rows = result["rows"]
+        assert rows and all("target" in row and "met" in row for row in rows), name
+        with_target = [row for row in rows if row["target"]]
+        assert with_target, f"{name}: no row carries a target"
+        assert all(isinstance(row["met"], bool) for row in with_target)
+        assert all(row["met"] is None for row in rows if not row["target"])
+    assert md.count("| benchmark | rate | unit | compared with | ratio | target | met |") == 3

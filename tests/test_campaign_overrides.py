@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from campaign_support import make_root
+
 from chesszero.campaign.context import Campaign
 from chesszero.cli import build_parser
 

@@ -11,7 +11,14 @@ import numpy as np
 import pytest
 
 from chesszero import _core, core
-from chesszero.search import BatchSearch, RootRule, ScriptedEvaluator, SearchOptions, UniformEvaluator, root_rule
+from chesszero.search import (
+    BatchSearch,
+    RootRule,
+    ScriptedEvaluator,
+    SearchOptions,
+    UniformEvaluator,
+    root_rule,
+)
 
 # Per-rank visits (rank 0 = the final survivor) of sequential halving, by hand:
 # phases = ceil(log2 m); a phase with r moves gives each max(1, n // (phases * r))
@@ -220,7 +227,7 @@ def test_mate_in_two_is_proven_and_played_once_considered() -> None:
     board = chess.Board(MATE_IN_TWO_FORCED)
     assert chess.Move.from_uci("g2g1") in board.legal_moves
     probe, _ = _search(core.Game(MATE_IN_TWO_FORCED), UniformEvaluator(), 2, options=gumbel_options())
-    action = dict(zip(probe["moves"], probe["actions"]))
+    action = dict(zip(probe["moves"], probe["actions"], strict=False))
     other = next(m for m in probe["moves"] if m != "g2g1")
 
     def second(planes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -244,14 +251,14 @@ def test_moves_proven_lost_give_way_and_are_never_played() -> None:
     for visits, noise in ((16, False), (64, False), (64, True)):
         raw, _ = _search(core.Game(fen), UniformEvaluator(), visits,
                          options=gumbel_options(evaluation=not noise), noise=noise, seed=visits)
-        lost = {m for m, p in zip(raw["moves"], raw["child_proven"]) if p == -1}
+        lost = {m for m, p in zip(raw["moves"], raw["child_proven"], strict=False) if p == -1}
         assert lost, "the search found none of the moves that allow mate"
         best = raw["best"]
         assert best not in lost and raw["child_considered"][raw["moves"].index(best)]
         # a considered move proven lost gave its place to another while one was left:
         # m moves stay considered, and beyond one (proven by the last simulation)
         # lost ones remain only when every move left out is lost too
-        considered = {m for m, c in zip(raw["moves"], raw["child_considered"]) if c}
+        considered = {m for m, c in zip(raw["moves"], raw["child_considered"], strict=False) if c}
         assert len(considered) == min(16, visits)
         if len(considered & lost) > 1:
             assert set(raw["moves"]) - considered <= lost

@@ -8,7 +8,7 @@ import pytest
 
 from chesszero.campaign.search_settings import evaluation_search, selfplay_search
 from chesszero.config import load_config
-from chesszero.search import SearchOptions, search_options
+from chesszero.search import search_options
 
 PARAMS = Path(__file__).resolve().parents[1] / "params.yaml"
 

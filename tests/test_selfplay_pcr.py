@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from chesszero.config import load_config
 from chesszero.campaign.selfplay_stage import actor_settings
+from chesszero.config import load_config
 from chesszero.replay.convert import TargetOptions, convert_shard
 from chesszero.search import UniformEvaluator
 from chesszero.search.assist import with_material_assist

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from chesszero import _core, core
 from chesszero.search.evaluators import Evaluator
