@@ -2,11 +2,13 @@
 
 Run by `dvc repro` (stages `figures` and `tables` in dvc.yaml):
 
-    python reports/draw.py --tracking-uri sqlite:///mlruns/mlflow.db --out reports
+    python reports/draw.py --campaign cpu-main --tracking-uri sqlite:///mlruns/mlflow.db --out reports
 
 Writes PNG figures under ``<out>/figures/``, markdown tables under
-``<out>/tables/`` and an index ``<out>/index.md``. With ``--campaign`` it
-draws that campaign; otherwise the most recent one. Ratings are the joint
+``<out>/tables/`` and an index ``<out>/index.md``. It draws the campaign
+``--campaign`` names (dvc.yaml passes params.yaml's ``reports.figures_campaign``),
+never "the most recent run": a short run started after a long campaign must
+not silently replace the long campaign's figures. Ratings are the joint
 rating (``elo_joint/<mode>``) with its interval band; a bound (every game
 won or lost) is a triangle at the bound (``rating_plot``), never a point on
 the line; the strength table gives the paper's nearest-rung number second.
@@ -58,18 +60,23 @@ class Campaign:
         return s[max(s)] if s else default
 
 
-def load_campaign(tracking_uri: str, campaign: str | None) -> Campaign:
+def load_campaign(tracking_uri: str, campaign: str) -> Campaign:
+    """The MLflow run of the campaign named `campaign` (a campaign, resumed or
+    not, is one run; should there be several, the latest). Other campaigns in
+    the store, however recent, are never drawn instead."""
     client = MlflowClient(tracking_uri=tracking_uri)
     exp = client.get_experiment_by_name(M.EXPERIMENT)
     if exp is None:
         raise SystemExit(f"no '{M.EXPERIMENT}' experiment in {tracking_uri}: run a campaign first")
     query = f"tags.`{M.TAG_KIND}` = 'campaign'"
-    if campaign:
-        query += f" and tags.`{M.TAG_CAMPAIGN}` = '{campaign}'"
-    runs = client.search_runs([exp.experiment_id], query, order_by=["attributes.start_time DESC"],
-                              max_results=1)
+    runs = client.search_runs([exp.experiment_id], query + f" and tags.`{M.TAG_CAMPAIGN}` = '{campaign}'",
+                              order_by=["attributes.start_time DESC"], max_results=1)
     if not runs:
-        raise SystemExit(f"no campaign run{f' named {campaign!r}' if campaign else ''} in {tracking_uri}")
+        known = sorted({r.data.tags.get(M.TAG_CAMPAIGN, r.info.run_name)
+                        for r in client.search_runs([exp.experiment_id], query)})
+        raise SystemExit(f"no campaign run named {campaign!r} in {tracking_uri} (campaigns there: "
+                         f"{', '.join(known) or 'none'}); name one with --campaign, or for `dvc repro "
+                         "figures tables` set reports.figures_campaign in params.yaml")
     run = runs[0]
     series: dict[str, dict[int, float]] = {}
     for key in run.data.metrics:
@@ -292,7 +299,8 @@ def write_index(c: Campaign, out: Path, figures: list[str], tables: list[str]) -
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--tracking-uri", default="sqlite:///mlruns/mlflow.db")
-    parser.add_argument("--campaign", default=None)
+    parser.add_argument("--campaign", required=True,
+                        help="the campaign to draw (params.yaml: reports.figures_campaign; `make run` names it <preset>-main)")
     parser.add_argument("--out", type=Path, default=Path("reports"))
     parser.add_argument("--only", choices=("figures", "tables", "all"), default="all")
     args = parser.parse_args()

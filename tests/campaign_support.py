@@ -28,8 +28,8 @@ def make_root(tmp: Path) -> Path:
 
 def make_dvc_project(root: Path) -> None:
     """Turns `root` into a git + DVC project with this checkout's report stages."""
-    for rel in ("dvc.yaml", "reports/draw.py", "reports/rating_plot.py", "src/chesszero/campaign/metrics.py",
-                "src/chesszero/campaign/headline.py"):
+    for rel in ("dvc.yaml", "scripts/python", "reports/draw.py", "reports/rating_plot.py",
+                "src/chesszero/campaign/metrics.py", "src/chesszero/campaign/headline.py"):
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(REPO / rel, root / rel)
     env = campaign_env(root)

@@ -116,6 +116,8 @@ def test_smoke_campaign_records_everything(smoke_campaign: Path) -> None:
 def test_dvc_repro_draws_reports(smoke_campaign: Path) -> None:
     root = smoke_campaign
     make_dvc_project(root)
+    params = root / "params.yaml"  # draw this campaign (params.yaml names the one `make run` runs)
+    params.write_text(params.read_text().replace("figures_campaign: cpu-main", "figures_campaign: smoke-ci"))
     env = campaign_env(root)
     out = subprocess.run([str(Path(sys.executable).parent / "dvc"), "repro", "figures", "tables"], cwd=root,
                          env=env, capture_output=True, text=True, timeout=600)

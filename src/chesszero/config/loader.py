@@ -82,6 +82,11 @@ def parse_overrides(items: Sequence[str]) -> dict[str, Any]:
     return out
 
 
+TOP_LEVEL_KEYS = {"defaults", "presets", "reports"}
+"""params.yaml's top level: the recipe (``defaults``, ``presets``) and ``reports``,
+the report stages' parameters (dvc.yaml reads them; the recipe ignores them)."""
+
+
 def _resolve(path: str | Path) -> Path:
     p = Path(path)
     if not p.is_absolute() and not p.exists() and REPO_PARAMS.name == p.name and REPO_PARAMS.exists():
@@ -95,8 +100,9 @@ def _read(path: str | Path) -> dict[str, Any]:
         data = yaml.safe_load(p.read_text())
     except FileNotFoundError as exc:
         raise ConfigError(f"params file not found: {p}") from exc
-    if not isinstance(data, dict) or set(data) != {"defaults", "presets"}:
-        raise ConfigError(f"{p}: top level must have exactly the keys 'defaults' and 'presets'")
+    if not isinstance(data, dict) or not {"defaults", "presets"} <= set(data) <= TOP_LEVEL_KEYS:
+        raise ConfigError(f"{p}: top level must have the keys 'defaults' and 'presets' "
+                          f"(and optionally 'reports', read by dvc.yaml, not the recipe)")
     return data
 
 

@@ -38,7 +38,7 @@ PAPER = ("Reference 004: with a fresh network nearly every self-play game reache
          "games stay drawn: the draw cycle. Its lever is a material evaluation blended into the leaf "
          "values early on (the material assist), decaying so the network takes over. The project's "
          "learning issue added proven results, twofold repetitions in the tree and a draw score "
-         "(README, 'Learning to win'; docs/learning.md measured them on the cpu preset).")
+         "(docs/recipe.md, 'Learning to win'; docs/learning.md measured them on the cpu preset).")
 
 _CONVERSION_OFF = {"search.proven_results": False, "search.twofold_draws": False, "search.draw_score": 0.0}
 ARMS = [
