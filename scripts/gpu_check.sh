@@ -7,7 +7,7 @@
 # cuda:0 (the GPU-marked tests check that two actors on one GPU play side by
 # side what each plays alone); one JSON file of results.
 #
-#   scripts/gpu_check.sh [--rehearse] [OUT.json]
+#   scripts/gpu_check.sh [--rehearse] [--no-targets] [OUT.json]
 #   (default reports/gpu/gpu_check.json; gpu_check_rehearsal.json with --rehearse)
 #
 # Two environments:
@@ -25,16 +25,39 @@
 # the script, the image install and the imports before a GPU machine's minutes
 # are spent; its numbers are no GPU measurement (the JSON says "rehearsal").
 #
+# It cannot pass without running on the GPU (tests/gpu_check_support.py, the
+# verdict; tested in tests/test_gpu_check.py):
+# - before the GPU tests it records what this machine lacks ("lacking": cuda,
+#   ort-gpu, tensorrt, two-gpus, each null or the reason); a GPU test's skip
+#   must name a requirement it lacks ("tensorrt: ..."), and a listed GPU that
+#   torch cannot use explains nothing: any other skip fails the check;
+# - the rehearsal (CUDA_VISIBLE_DEVICES empty) fails if any GPU test ran;
+# - every bench_gpu measurement this machine can make (a gate and self-play per
+#   backend it has, actors per GPU, INT8 vs FP16 when an INT8 path is here)
+#   must be there, and each target row is re-checked: a MISSED target fails the
+#   check (exit 3) unless --no-targets (report only; the rehearsal never enforces
+#   them: CPU numbers).
+# The JSON lists each GPU test that ran and each skip with its reason and what
+# explains it, every target with met / MISSED / not measured (and why), and
+# "problems": why the check failed.
+#
 # UNVERIFIED on a GPU: written on machines without one; rehearsed on the CPU in
 # an image-like environment. Each step has its own time limit and exit status
-# in the JSON; the script exits 1 when any step failed, 64 on bad arguments, 2 when no NVIDIA GPU is
-# visible (without --rehearse).
+# in the JSON. Exit: 0 passed; 1 a step, a GPU test, the skip accounting or a
+# measurement failed; 3 only targets MISSED; 2 no NVIDIA GPU visible (without
+# --rehearse); 64 bad arguments.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-REHEARSE=0
-if [ "${1:-}" = "--rehearse" ]; then REHEARSE=1; shift; fi
+REHEARSE=0 TARGETS=1
+while [ $# -gt 0 ]; do
+  case $1 in
+    --rehearse) REHEARSE=1; shift ;;
+    --no-targets) TARGETS=0; shift ;;
+    *) break ;;
+  esac
+done
 if [ $# -gt 1 ] || [[ "${1:-}" == -* ]]; then
-  echo "usage: scripts/gpu_check.sh [--rehearse] [OUT.json]   (got: $*)" >&2
+  echo "usage: scripts/gpu_check.sh [--rehearse] [--no-targets] [OUT.json]   (got: $*)" >&2
   exit 64
 fi
 OUT=${1:-reports/gpu/gpu_check.json}
@@ -55,6 +78,7 @@ fi
 echo "gpu_check: $MODE environment, $("$PY" --version 2>&1) ($PY)"
 
 if [ "$REHEARSE" = 1 ]; then
+  export CUDA_VISIBLE_DEVICES=""  # every step on the CPU, even where a GPU is
   echo "rehearsal on the CPU: no GPU measurement" >"$WORK/gpus.txt"
 elif ! nvidia-smi -L >"$WORK/gpus.txt" 2>&1; then
   echo "gpu_check: no NVIDIA GPU visible (nvidia-smi -L failed); --rehearse runs the steps on the CPU" >&2
@@ -110,39 +134,14 @@ else
   TRAIN=(--device cuda --bf16 --size 14x160 --global-batch 2048 --steps 10 --warmup 2 --threads 4)
   BACKENDS=(--seconds 2 --actors-per-gpu 1,2,4)
 fi
-# 2. the GPU-marked tests
-step tests 110 "$PY" -m pytest -q -m gpu tests/test_gpu.py -rs -p no:cacheprovider --junitxml="$WORK/tests.xml"
+# 2. what this machine lacks (requirements.json), then the GPU-marked tests (their skips are
+# accounted for against it in the summary)
+step tests 110 bash -c '"$0" tests/gpu_check_support.py requirements "$1/requirements.json"
+  "$0" -m pytest -q -m gpu tests/test_gpu.py -rs -p no:cacheprovider --junitxml="$1/tests.xml"' "$PY" "$WORK"
 # 3. a paper-size quantum (14x160, global batch 2048, bf16) on the GPU(s); DDP x2 with two GPUs
 step train 80 "$PY" benchmarks/bench_train.py "${TRAIN[@]}" --json "$WORK/train.json"
 # 4. publication + gate per GPU backend, self-play vs inference, 1/2/4 actors per GPU, INT8 vs FP16
 step backends 140 "$PY" benchmarks/bench_gpu.py "${BACKENDS[@]}" --json "$WORK/backends.json"
 
-mkdir -p "$(dirname "$OUT")"
-"$PY" - "$WORK" "$OUT" "$START" "$MODE" "$REHEARSE" <<'PY'
-import json, pathlib, platform, subprocess, sys, time
-import xml.etree.ElementTree as ET
-work, out, start = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2]), int(sys.argv[3])
-steps = {}
-for rc in sorted(work.glob("*.rc")):
-    code, seconds = rc.read_text().split()
-    steps[rc.stem] = {"exit": int(code), "seconds": int(seconds),
-                      "log_tail": rc.with_suffix(".log").read_text()[-2000:]}
-def load(name):
-    path = work / name
-    return json.loads(path.read_text()) if path.exists() else None
-def tests():
-    path = work / "tests.xml"
-    if not path.exists():
-        return None
-    suite = ET.parse(path).getroot()
-    suite = suite if suite.tag == "testsuite" else suite.find("testsuite")
-    return {key: int(suite.get(key, 0)) for key in ("tests", "failures", "errors", "skipped")}
-commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
-result = {"commit": commit, "environment": sys.argv[4], "rehearsal": sys.argv[5] == "1",
-          "python": platform.python_version(), "gpus": (work / "gpus.txt").read_text().splitlines(),
-          "seconds": int(time.time()) - start, "steps": steps, "tests": tests(),
-          "training": load("train.json"), "backends": load("backends.json")}
-out.write_text(json.dumps(result, indent=2) + "\n")
-print(f"gpu_check: {out} ({result['seconds']} s)")
-sys.exit(1 if any(s["exit"] for name, s in steps.items() if name != "gpu-extra") else 0)
-PY
+# 5. the verdict: steps, skip accounting, measurements and targets -> $OUT, the exit status
+"$PY" tests/gpu_check_support.py summary "$WORK" "$OUT" "$START" "$MODE" "$REHEARSE" "$TARGETS"

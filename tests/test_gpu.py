@@ -8,6 +8,10 @@ actors on one GPU playing side by side what each plays alone, actors placed
 over two GPUs, NCCL DDP
 against a single process, ONNX Runtime's GPU providers, and a TensorRT
 refit against a fresh build.
+
+Each skip reason starts with the requirement the machine lacks (``cuda``,
+``ort-gpu``, ``tensorrt``, ``two-gpus``: ``tests/gpu_check_support.py``):
+the GPU check fails on a skip that no missing requirement explains.
 """
 
 from __future__ import annotations
@@ -44,7 +48,7 @@ from chesszero.publish.placement import resolve_layout
 from chesszero.publish.runtime import TorchRuntime
 
 CUDA = torch.cuda.is_available()
-pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not CUDA, reason="no CUDA device")]
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not CUDA, reason="cuda: no CUDA device")]
 
 
 @pytest.mark.parametrize("precision", ["int8", "fp32"])
@@ -126,7 +130,7 @@ def _gpu_int8(backend: str, folder: Path) -> Artifact:
     return result.int8
 
 
-@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="placement over GPUs needs two")
+@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="two-gpus: placement over GPUs needs two")
 def test_actors_on_two_gpus_build_their_sessions_on_their_own_device(published_on_cpu: PublishResult) -> None:
     inference = InferenceConfig(backend="torch", gpus=2, actors_per_gpu=2)
     layout = resolve_layout(inference, cpu_actors=1, visible=visible_gpus())
@@ -175,7 +179,7 @@ def _ddp_rank(rows: object, out: str) -> None:
         torch.save({"losses": losses}, out)
 
 
-@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="NCCL DDP needs two GPUs")
+@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="two-gpus: NCCL DDP needs two GPUs")
 @pytest.mark.timeout(300)
 def test_nccl_ddp_matches_single_process_within_bf16(tmp_path: Path) -> None:
     from test_train_ddp import _cfg, _run
