@@ -44,8 +44,11 @@ def test_torch_backend_agrees_with_ort_cpu_on_the_calibration_set(published_on_c
     report = against_ort_cpu(artifact, load_evaluator(artifact.path, backend="torch"))
     assert report.passed, report.failures
     assert report.positions == 516
-    # Float32 in both runtimes: the same numbers up to summation order.
-    bound = 1e-5 if precision == "int8" else 1e-9
+    # Float32 in both runtimes: the same numbers up to summation order (FP32 measured 4e-13 on an
+    # AVX-512 VNNI machine). INT8: the fake-quantised float simulation against ONNX Runtime's integer
+    # kernels, where an activation on a rounding boundary can flip by one step, per ISA (measured 4e-7,
+    # one position of 516 carrying KL 2e-4; docs/gpu.md states both bounds).
+    bound = 1e-5 if precision == "int8" else 1e-11
     assert report.kl_mean < bound and report.agreement == 1.0
     # The comparison can fail: a network trained from another seed does.
     assert not against_ort_cpu(artifact, TorchRuntime().session_for(trained_net(seed=3))).passed

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import signal
 import subprocess
@@ -60,6 +61,99 @@ def check_consistency(run_dir: Path, cfg_steps: int, cfg_batch: int, generations
     return state
 
 
+def check_interval(metrics: dict[str, float], key: str) -> None:
+    """A logged rating lies inside its logged interval; a bound (`_bound` set)
+    has no interval on its open side, so only its closed side is checked."""
+    est, lo, hi, bound = (metrics[key + s] for s in ("", "_lo", "_hi", "_bound"))
+    assert all(math.isfinite(x) for x in (est, lo, hi)), key
+    if bound:
+        assert lo == est if bound > 0 else hi == est, key  # `> R`: the bound is R; `< R`: likewise
+    else:
+        assert lo <= est <= hi, (key, lo, est, hi)
+
+
+def match_tally(path: Path) -> tuple[int, int, int]:
+    """(wins, draws, losses) of the match's first player, from its saved PGN."""
+    import chess.pgn
+
+    first = json.loads(path.with_suffix(".json").read_text())["first"]
+    tally = [0, 0, 0]
+    with path.open() as f:
+        while (game := chess.pgn.read_game(f)) is not None:
+            result = game.headers["Result"]
+            white = game.headers["White"] == first
+            assert first in (game.headers["White"], game.headers["Black"])
+            tally[1 if result == "1/2-1/2" else 0 if (result == "1-0") == white else 2] += 1
+    return tally[0], tally[1], tally[2]
+
+
+def check_values(root: Path, name: str, cfg, client, run) -> None:
+    """The smoke campaign's logged numbers agree with its own records: ratings
+    inside their intervals, fidelity at or past the gate's thresholds, scores in
+    [0, 1] equal to (W + D/2) / games of the saved matches (JSON and PGN), and
+    counters equal to the rows admitted."""
+    from chesszero.campaign import metrics as M
+
+    run_dir = root / "runs" / name
+    metrics = run.data.metrics
+    state = json.loads((run_dir / "state.json").read_text())
+    c = state["counters"]
+    history = {k: {m.step: m.value for m in client.get_metric_history(run.info.run_id, k)}
+               for k in (M.SELFPLAY_GAMES, M.SELFPLAY_POSITIONS)}
+    # counters: per-generation logs add up to the totals, the totals to the rows admitted
+    assert metrics[M.SELFPLAY_GAMES_TOTAL] == sum(history[M.SELFPLAY_GAMES].values()) == c["games"] > 0
+    assert metrics[M.SELFPLAY_POSITIONS_TOTAL] == sum(history[M.SELFPLAY_POSITIONS].values()) == c["positions"]
+    assert c["positions"] == c["rows_admitted"] == metrics[M.REPLAY_ADMITTED_TOTAL] == metrics[M.REPLAY_SIZE]
+    [window] = cfg.replay.logical_capacity.values  # the smoke window is one size throughout
+    assert metrics[M.REPLAY_OCCUPANCY] == pytest.approx(c["rows_admitted"] / window)
+    assert metrics["train/samples_total"] == c["presentations_trained"]
+    assert metrics["train/optimizer_step"] == c["optimizer_steps"]
+    assert 0 <= metrics[M.NON_DECISIVE] <= 1 and metrics[M.TRAIN_LOSS] > 0 and math.isfinite(metrics[M.TRAIN_LOSS])
+    # fidelity: every published artifact at or past the recipe's thresholds
+    p = cfg.publish
+    assert metrics[M.fidelity_key("agreement")] >= p.min_agreement
+    assert 0 <= metrics[M.fidelity_key("kl")] <= p.max_kl and 0 <= metrics[M.fidelity_key("wdl_mae")] <= p.max_wdl_mae
+    for folder in ("initial", "gen_0000", "gen_0001"):
+        fid = json.loads((run_dir / "artifacts" / folder / "fidelity.json").read_text())
+        assert fid["passed"] and not fid["failures"] and fid["positions"] == p.calibration_positions
+        assert fid["thresholds"] == {"min_agreement": p.min_agreement, "max_kl": p.max_kl,
+                                     "max_wdl_mae": p.max_wdl_mae}
+        assert fid["agreement"] >= p.min_agreement and fid["kl_mean"] <= fid["kl_max"] and fid["kl_mean"] <= p.max_kl
+        assert fid["wdl_mae"] <= fid["wdl_max_error"] and fid["wdl_mae"] <= p.max_wdl_mae
+    assert metrics["publish/initial_agreement"] == json.loads(
+        (run_dir / "artifacts" / "initial" / "fidelity.json").read_text())["agreement"]
+    # ratings inside their intervals (a bound checks its closed side only)
+    for mode in ("policy", "searched"):
+        check_interval(metrics, M.elo_key(mode))
+        check_interval(metrics, M.joint_elo_key(mode))
+    for visits in cfg.campaign.eval_visit_budgets:
+        check_interval(metrics, M.budget_key(visits))
+        check_interval(metrics, M.budget_joint_key(visits))
+    # scores: the final evaluation's logged scores are those of its saved games
+    final = sorted((run_dir / "evals").glob("gen_*"))[-1]
+    ratings = json.loads((final / "ratings.json").read_text())
+    for mode in ("policy", "searched"):
+        total, games = 0.0, 0
+        for rung in cfg.evaluate.rungs:
+            match = json.loads((final / f"{mode}_vs_{rung}.json").read_text())
+            w, d, lost = match_tally(final / f"{mode}_vs_{rung}.pgn")
+            assert (match["wins"], match["draws"], match["losses"]) == (w, d, lost)
+            assert w + d + lost == len(match["games"]) == 2 * cfg.evaluate.openings
+            assert sum(g["score"] for g in match["games"]) == w + d / 2
+            assert 0 <= match["score"] <= 1 and match["score"] == pytest.approx((w + d / 2) / (w + d + lost))
+            assert metrics[M.score_key(mode, rung)] == pytest.approx(match["score"])
+            [fitted] = [r for r in ratings[mode]["rungs"] if r["rung"] == rung]
+            assert fitted["pentanomial"] == match["pentanomial"] and sum(match["pentanomial"]) == (w + d + lost) // 2
+            total, games = total + w + d / 2, games + w + d + lost
+        joint = ratings[mode]
+        assert joint["games"] == games and joint["score"] == pytest.approx(total / games)
+        assert metrics[M.joint_elo_key(mode)] == pytest.approx(joint["estimate"])
+        assert joint["lower"] <= joint["estimate"] <= joint["upper"] or joint["direction"]
+        assert f"{mode}: joint {joint['estimate']:.0f} [{joint['lower']:.0f}, {joint['upper']:.0f}]" in (
+            final / "summary.txt").read_text() or joint["direction"]
+        assert f"(score {total / games:.3f}, {games} games)" in (final / "summary.txt").read_text()
+
+
 @pytest.fixture(scope="module")
 def smoke_campaign(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = make_root(tmp_path_factory.mktemp("smoke"))
@@ -83,6 +177,7 @@ def test_smoke_campaign_records_everything(smoke_campaign: Path) -> None:
     runs = client.search_runs([exp.experiment_id], f"tags.`{M.TAG_CAMPAIGN}` = 'smoke-ci'")
     assert len(runs) == 1
     run = runs[0]
+    check_values(root, "smoke-ci", cfg, client, run)
     for key in (M.TRAIN_LOSS, M.loss_key("policy"), M.TRAIN_LR, M.TRAIN_GRAD_NORM, M.TRAIN_SAMPLES_S,
                 M.SELFPLAY_SEARCHES_S, M.SELFPLAY_GAMES, M.NON_DECISIVE, M.REPLAY_OCCUPANCY,
                 M.RESIGN_THRESHOLD, M.fidelity_key("agreement"), M.elo_key("policy"), M.elo_key("searched"),

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 import torch
 from campaign_support import make_root
+from publish_support import trained_net
 from train_support import make_raw_rows, make_rows
 
 from chesszero.config import Supervision, load_config
@@ -113,6 +114,30 @@ def test_cli_distill_names_a_missing_teacher_campaign(tmp_path: Path, capsys: py
     assert "no campaign 'nope'" in capsys.readouterr().err
 
 
+def check_match(m: dict, saved: Path) -> None:
+    """A match summary agrees with its saved games (JSON and PGN): score =
+    (W + D/2) / games in [0, 1], and the rating inside its interval (a bound,
+    after a score of 0 or 1, has no interval on its open side)."""
+    import chess.pgn
+
+    data = json.loads(saved.read_text())
+    assert len(data["games"]) == m["games"] and data["first"] == m["student"]
+    tally = [0, 0, 0]
+    with saved.with_suffix(".pgn").open() as f:
+        while (game := chess.pgn.read_game(f)) is not None:
+            result, white = game.headers["Result"], game.headers["White"] == data["first"]
+            tally[1 if result == "1/2-1/2" else 0 if (result == "1-0") == white else 2] += 1
+    assert tuple(tally) == (m["wins"], m["draws"], m["losses"]), (tally, m)
+    assert sum(g["score"] for g in data["games"]) == m["wins"] + m["draws"] / 2
+    assert 0 <= m["score"] <= 1 and m["score"] == pytest.approx((m["wins"] + m["draws"] / 2) / m["games"])
+    assert sum(m["pentanomial"]) == m["games"] // 2
+    if m["elo_is_bound"]:
+        assert m["score"] in (0.0, 1.0) and math.isfinite(m["elo"])
+        assert (m["elo_lower"] if m["score"] == 1.0 else m["elo_upper"]) == m["elo"]
+    else:
+        assert m["elo_lower"] <= m["elo"] <= m["elo_upper"], m
+
+
 @pytest.mark.slow
 def test_smoke_distillation_publishes_a_gated_student_that_plays_teacher_and_ladder(tmp_path: Path) -> None:
     from mlflow.tracking import MlflowClient
@@ -131,7 +156,9 @@ def test_smoke_distillation_publishes_a_gated_student_that_plays_teacher_and_lad
     root = make_root(tmp_path / "root")
     cfg = load_config(root / "params.yaml", preset="smoke")
     teacher_ckpt = root / "runs" / "teacher" / "train.pt"
-    Trainer(cfg.train, cfg.model.size).save(teacher_ckpt)
+    teacher_trainer = Trainer(cfg.train, cfg.model.size)
+    teacher_trainer.model.load_state_dict(trained_net(cfg.model.size).state_dict())  # a trained, peaked teacher
+    teacher_trainer.save(teacher_ckpt)
     snap = _snapshot(tmp_path, root / "data" / "replay" / "snapshots" / "teacher" / "gen_0001",
                      make_raw_rows(120, seed=2))
     teacher_run = Tracker(root, "teacher").run_id
@@ -142,6 +169,15 @@ def test_smoke_distillation_publishes_a_gated_student_that_plays_teacher_and_lad
 
     student = summary["publish"]["student"]
     assert student["passed"] and student["metrics"]["passed"]
+    p = cfg.publish
+    for label in ("student", "teacher"):  # both artifacts at or past the gate's thresholds
+        fid = summary["publish"][label]["metrics"]
+        assert fid["passed"] and fid["positions"] == p.calibration_positions, (label, fid)
+        assert fid["agreement"] >= p.min_agreement and 0 <= fid["kl_mean"] <= p.max_kl, (label, fid)
+        assert 0 <= fid["wdl_mae"] <= p.max_wdl_mae, (label, fid)
+    held = summary["training"]["agreement"]
+    assert held["positions"] == summary["training"]["held_out"] > 0
+    assert 0 <= held["top1_agreement"] <= 1 and held["policy_kl"] >= 0 and 0 <= held["wdl_mae"] <= 1
     artifact = load_artifact(student["artifact"])  # validated: metadata, encoding version, signature
     assert artifact.metadata.fidelity["passed"] and artifact.metadata.network_size == cfg.distill.student_size
     assert "snapshots gen_0001" in artifact.metadata.tuning_source  # tuned on snapshot rows, not the gate's set
@@ -155,11 +191,12 @@ def test_smoke_distillation_publishes_a_gated_student_that_plays_teacher_and_lad
     for key in ("equal_visits", "equal_time"):
         m = summary[key]
         assert m["games"] == 2 * d.openings and m["wins"] + m["draws"] + m["losses"] == m["games"]
-        assert m["elo_lower"] <= m["elo"] <= m["elo_upper"]
+        check_match(m, req.work / "matches" / f"{key}.json")
     rung = cfg.evaluate.rungs[0]
     for network in ("student", "teacher"):
         ladder = summary["ladder"][network][rung]
         assert ladder["games"] == 2 * cfg.evaluate.openings and ladder["opponent"] == rung
+        check_match(ladder, req.work / "matches" / f"ladder_{network}_{rung}.json")
     played = json.loads((req.work / "matches" / f"ladder_student_{rung}.json").read_text())
     assert all(g["result"] in ("1-0", "0-1", "1/2-1/2") and g["moves"] for g in played["games"])
     assert {"distill.md", "distill.png", "summary.json"} <= {p.name for p in report.iterdir()}
@@ -170,6 +207,11 @@ def test_smoke_distillation_publishes_a_gated_student_that_plays_teacher_and_lad
     assert run.data.tags[M.TAG_KIND] == "distill"
     assert run.data.tags[TAG_TEACHER_RUN] == teacher_run and run.data.tags[TAG_PARENT] == teacher_run
     assert {"distill/equal_time_score", "distill/equal_visits_elo", "distill/holdout_policy_kl"} <= set(run.data.metrics)
+    for key in ("equal_visits", "equal_time"):  # the tracked numbers are the summary's
+        for part in ("score", "elo", "elo_lower", "elo_upper"):
+            assert run.data.metrics[f"distill/{key}_{part}"] == pytest.approx(summary[key][part])
+    assert run.data.metrics["distill/holdout_policy_kl"] == pytest.approx(held["policy_kl"])
+    assert run.data.metrics["distill/student_fidelity_agreement"] == pytest.approx(student["metrics"]["agreement"])
     assert {a.path for a in client.list_artifacts(run.info.run_id)} >= {"report", "student"}
 
     # A rerun with the same inputs resumes: no retraining, the same matches and budgets.

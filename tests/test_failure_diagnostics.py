@@ -92,7 +92,8 @@ def test_campaign_metrics_sum_actor_summaries() -> None:
     old = ActorSummary(shard=None, actor=0, games=2, positions=0, searches=0, seconds=1.0, terminations={},
                        label="main")
     assert cap_metrics([old]) == {}
-    assert all(math.isfinite(v) for v in metrics.values())
+    assert set(metrics) == {M.SELFPLAY_CAPPED_SHARE, M.SELFPLAY_CUT_TARGET_SHARE, M.SELFPLAY_INELIGIBLE_SHARE}
+    assert all(math.isfinite(v) and 0 <= v <= 1 for v in metrics.values())
 
 
 def _valued(record: GameRecord, result: str, termination: str) -> GameRecord:

@@ -74,6 +74,107 @@ def test_quick_study_writes_a_report_of_finite_numbers(name: str, tmp_path: Path
         assert len(children) == 2
     if name == "promotion-loss":  # the candidate played and the gate's decisions were recorded
         assert summary["headline"]["matches"] >= 1 and summary["headline"]["candidate_quanta"] >= 4
+    check_values(name, summary, tables_of(tmp_path / "out", name), tmp_path / "work")
+
+
+def tables_of(out: Path, name: str) -> dict[str, list[dict[str, str]]]:
+    return parse_tables((out / f"{name}.md").read_text())
+
+
+def num(cell: str) -> float | None:
+    return float(cell) if _is_number(cell) else None
+
+
+def close(a: float, b: float) -> bool:
+    """Equal up to the tables' 4 significant digits."""
+    return math.isclose(a, b, rel_tol=1e-3, abs_tol=1e-9)
+
+
+def _tally(pgn: Path, first: str) -> tuple[int, int, int]:
+    import chess.pgn
+
+    tally = [0, 0, 0]
+    with pgn.open() as f:
+        while (game := chess.pgn.read_game(f)) is not None:
+            result, white = game.headers["Result"], game.headers["White"] == first
+            tally[1 if result == "1/2-1/2" else 0 if (result == "1-0") == white else 2] += 1
+    return tally[0], tally[1], tally[2]
+
+
+def check_values(name: str, summary: dict, tables: dict[str, list[dict[str, str]]], work: Path) -> None:
+    """The study's numbers are what they claim: shares and scores in [0, 1],
+    ratings inside their intervals, fidelity at or past the gate's thresholds
+    for the trained teacher's fresh builds, and scores equal to (W + D/2) /
+    games of the saved match games."""
+    head = summary["headline"]
+    if name == "refit-drift":
+        from chesszero.config import load_config
+
+        p = load_config(REPO / "params.yaml", preset="cpu").publish  # the study gates with the cpu recipe
+        for row in tables["Fresh builds (the campaign's path)"]:
+            assert row["gate"] == "pass", row
+            assert num(row["top-1 agreement"]) >= p.min_agreement and num(row["legal-policy KL"]) <= p.max_kl
+            assert num(row["WDL MAE"]) <= p.max_wdl_mae
+        assert head["fresh_kl_max"] <= p.max_kl
+        for row in tables["Injected faults at the gate"]:  # each rejection has a threshold it misses
+            assert row["gate"] == "rejected" and row["previous artifact still active"] == "yes", row
+            agree, kl, wdl = num(row["top-1 agreement"]), num(row["legal-policy KL"]), num(row["WDL MAE"])
+            assert agree is None or agree < p.min_agreement or kl > p.max_kl or wdl > p.max_wdl_mae, row
+        for row in tables["Refits of one template"]:
+            assert (row["gate"] == "pass") == (num(row["top-1 agreement"]) >= p.min_agreement
+                                               and num(row["legal-policy KL"]) <= p.max_kl
+                                               and num(row["WDL MAE"]) <= p.max_wdl_mae), row
+    elif name == "promotion-loss":
+        from chesszero.evaluate.gate import MatchStatus, PromotionGate
+
+        rows = tables["By generation while a candidate exists"]
+        scored = [r for r in rows if num(r["match score"]) is not None]
+        assert len(scored) == head["matches"] >= 1
+        assert close(head["mean_match_score"], sum(num(r["match score"]) for r in scored) / len(scored))
+        for r in scored:
+            assert 0 <= num(r["match score"]) <= 1
+            assert num(r["Elo lo"]) <= num(r["Elo diff"]) <= num(r["Elo hi"]), r
+        first_loss = next((int(r["generation"]) for r in rows if r["loss rule promotes"] == "1"), -1)
+        assert head["loss_rule_generation"] == first_loss
+        first_promoted = next((int(r["generation"]) for r in rows if num(r["gate promoted"]) == 1.0), -1)
+        assert head["gate_promoted_generation"] == first_promoted
+        # each recorded gate score is the saved match games' (W + D/2) / games
+        [gate_file] = [f for f in work.rglob("candidate_gate.json") if (f.parent / "state.json").exists()]
+        events = [e for e in PromotionGate.load(gate_file).history if e.status is MatchStatus.COMPLETED]
+        assert len(events) == len(scored)
+        for e in events:
+            g = int(e.match_id.removeprefix("gen"))
+            w, d, lost = _tally(gate_file.parent / "evals" / f"gen_{g:04d}" / "candidate_match.pgn", "candidate")
+            assert w + d + lost > 0 and e.score == pytest.approx((w + d / 2) / (w + d + lost))
+            [row] = [r for r in scored if int(r["generation"]) == g]
+            assert close(num(row["match score"]), e.score)
+    elif name == "draw-cycle":
+        by_gen = tables["By generation"]
+        for row in tables["Summary by arm"]:
+            games = sum(num(r["games"]) or 0 for r in by_gen if r["arm"] == row["arm"])
+            assert num(row["games"]) == games > 0, row
+            for col in ("capped share (all)", "checkmate share (all)", "score vs random (last eval)"):
+                assert num(row[col]) is None or 0 <= num(row[col]) <= 1, (col, row)
+            nd = [c for c in row if c.startswith("non-decisive")]
+            assert num(row[nd[0]]) is None or 0 <= num(row[nd[0]]) <= 1
+        for r in by_gen:
+            for col in ("non-decisive rate", "capped share", "conversion"):
+                assert num(r[col]) is None or 0 <= num(r[col]) <= 1, (col, r)
+        for row in tables["Terminations (share of games, all generations)"]:
+            shares = [num(v) for k, v in row.items() if k != "arm"]
+            assert all(0 <= x <= 1 for x in shares) and math.isclose(sum(shares), 1.0, abs_tol=1e-3), row
+        for key, value in head.items():
+            assert value > 0 if key.endswith("value_loss") else 0 <= value <= 1, (key, value)
+    elif name == "late-game-targets":
+        assert head["positions"] >= 1 and 0 <= head["decisive_outcomes"] <= head["positions"]
+        assert 0 <= head["adjudicated"] <= head["positions"] and head["median_plies_after_cut"] >= 0
+        for key, value in head.items():
+            if key.endswith("_brier"):
+                assert 0 <= value <= 2, (key, value)
+            elif key.endswith("_ce"):
+                assert value >= 0, (key, value)
+            elif "share" in key or "rate" in key or "conversion" in key:
+                assert 0 <= value <= 1, (key, value)
 
 
 def test_tables_round_trip_and_reject_ragged_rows(tmp_path: Path) -> None:

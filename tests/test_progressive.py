@@ -5,6 +5,7 @@ passing matches."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import signal
 import subprocess
@@ -220,3 +221,203 @@ def test_promotion_by_matches_survives_a_kill_between_the_two_passes(tmp_path: P
     assert [label for _, label in sorted(labels.items())] == ["initial", "gen0000", "gen0001", "gen0002",
                                                               "gen0002-2x24", "gen0003"]  # the alias moved once to 2x24
     assert labels[int(client.get_model_version_by_alias("chesszero-prog", "active").version)] == "gen0003"
+
+
+# Real promotion matches: a network trained on material (value) beats an
+# untrained one in EnginePlayer matches at small visits, so the gate, driven
+# through `judge_candidate` with published artifacts, promotes it although its
+# training loss is the higher one, and refuses an untrained candidate against
+# a trained active network.
+REAL = {"model.size": "1x8", "progressive.stages": ["2x16"], "progressive.after_generations": 0,
+        "progressive.plateau_evaluations": None, "progressive.match_every": 1, "evaluate.openings": 2,
+        "evaluate.visits": 32, "evaluate.ply_cap": 300}  # the smoke recipe's fidelity gate, unchanged
+
+
+def _material_state(size: str, steps: int = 300, seed: int = 0) -> dict:
+    """A network that knows material, fitted on random-play positions (Adam,
+    batches of 64): its WDL follows the side to move's material lead (SPEC 2
+    planes 40-44, P 1, N/B 3, R 5, Q 9) and its policy prefers capturing the
+    most valuable piece (softmax of 1.5 x the captured piece's value over the
+    legal moves, plus 4 for a check), so a small search looks at captures and
+    checks first (and finds the mates among them)."""
+    import torch
+    from torch.nn import functional as F
+
+    from chesszero.model import ChessNet, core_action_table
+    from chesszero.publish.calibration import calibration_set_from_games, random_positions
+
+    values = torch.tensor([1.0, 3.0, 3.0, 5.0, 9.0])
+    games = random_positions(1024, seed=seed + 11, max_plies=160)
+    positions = calibration_set_from_games(games, source="random play")
+    checks = torch.zeros(positions.legal.shape)
+    for k, game in enumerate(games):
+        for a in game.legal_actions():
+            game.push_action(int(a))
+            checks[k, a] = float(game.is_check())
+            game.pop()
+    planes, legal = torch.from_numpy(positions.planes.copy()), torch.from_numpy(positions.legal.copy())
+    v = torch.tanh((planes[:, 40:45, 0, 0] * values).sum(dim=1) / 3.0)
+    wdl = torch.stack([(1 + v) / 2 * 0.96, torch.full_like(v, 0.04), (1 - v) / 2 * 0.96], dim=1)
+    to_sq = torch.from_numpy(core_action_table().to_sq.copy())
+    victim = (planes.reshape(len(planes), 52, 64)[:, 6:11, :] * values[None, :, None]).sum(dim=1)[:, to_sq]
+    policy = torch.softmax((1.5 * victim + 4.0 * checks).masked_fill(~legal, -1e9), dim=1)
+    torch.manual_seed(seed)
+    net = ChessNet(size).train()
+    opt = torch.optim.Adam(net.parameters(), lr=3e-3)
+    gen = torch.Generator().manual_seed(seed)
+    for _ in range(steps):
+        i = torch.randint(0, len(planes), (64,), generator=gen)
+        out = net(planes[i])
+        logp = F.log_softmax(out.policy.masked_fill(~legal[i], -1e9), dim=1)
+        loss = -(policy[i] * logp).sum(dim=1).mean() - (wdl[i] * F.log_softmax(out.wdl, dim=1)).sum(dim=1).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return {k: val.detach().clone() for k, val in net.state_dict().items()}
+
+
+class _Tracker:
+    """Records what the stage logs (MLflow itself is tested elsewhere)."""
+
+    def __init__(self) -> None:
+        self.artifacts: list[tuple[str, str | None]] = []
+        self.registered: list[str] = []
+
+    def log_artifact(self, path: Path, artifact_path: str | None = None) -> None:
+        self.artifacts.append((str(path), artifact_path))
+
+    def log_params(self, params: dict) -> None:
+        pass
+
+    def register_active(self, onnx_path: Path, label: str) -> str:
+        self.registered.append(label)
+        return label
+
+
+def _checkpoint(path: Path, cfg, size: str, state: dict | None, store_total: int = 0) -> Path:
+    import torch
+
+    from chesszero.replay import CreditLedger
+    from chesszero.train import Trainer
+
+    torch.manual_seed(5)
+    trainer = Trainer(cfg.train, size)
+    if state is not None:
+        trainer.model.load_state_dict(state)
+    trainer.save(path, extra={"ledger": CreditLedger(reuse_ratio=cfg.replay.reuse_ratio,
+                                                     store_total=store_total).to_dict(), "candidate_quanta": 0})
+    return path
+
+
+def _loss(state: dict | None, size: str, cfg) -> float:
+    """The training loss (the recipe's weights) on replay-like rows of random play with random labels."""
+    import torch
+    from train_support import make_rows
+
+    from chesszero.model import ChessNet
+    from chesszero.train import compute_loss, to_train_batch
+
+    torch.manual_seed(5)
+    net = ChessNet(size)
+    if state is not None:
+        net.load_state_dict(state)
+    net.eval()
+    batch = to_train_batch(make_rows(256, seed=4))
+    with torch.no_grad():
+        return float(compute_loss(net(batch.planes), batch, cfg.train.loss_weights).total)
+
+
+def _judge_real(tmp: Path, *, trained_candidate: bool, generations: int):
+    """Runs `judge_candidate` for `generations` generations: the candidate
+    (2x16) and the active artifact are each trained on material or untrained."""
+    import torch
+
+    from chesszero.campaign.context import Campaign
+    from chesszero.campaign.publish_stage import publish_once
+    from chesszero.evaluate.gate import PromotionGate
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        root = make_root(tmp)
+        campaign = Campaign.open(root, "real", preset="smoke", overrides=REAL)
+        paths, cfg = campaign.paths, campaign.cfg
+        paths.dir.mkdir(parents=True, exist_ok=True)
+        trained = _material_state("2x16")
+        tracker = _Tracker()
+        _checkpoint(paths.checkpoint, cfg, "1x8", None)
+        active_ckpt = _checkpoint(paths.dir / "active_src.pt", cfg, "2x16", None if trained_candidate else trained)
+        active = publish_once(campaign, 0, tracker, active_ckpt, paths.artifact_dir(0))
+        assert active["passed"], active
+        _checkpoint(paths.candidate, cfg, "2x16", trained if trained_candidate else None)
+        state = CampaignState(name="real", preset="smoke", active_artifact=active["artifact"],
+                              candidate=Candidate(size="2x16", stage=1, created=0, reason="generation"))
+        campaign.save_state(state)
+        metrics = []
+        for g in range(generations):
+            state.generation = g
+            metrics.append(progressive.judge_candidate(campaign, state, tracker))
+        gate = PromotionGate.load(paths.candidate_gate)
+        losses = {"candidate": _loss(trained if trained_candidate else None, "2x16", cfg),
+                  "active": _loss(None if trained_candidate else trained, "2x16", cfg)}
+        return campaign, state, gate, metrics, losses, tracker
+    finally:
+        torch.set_num_threads(before)
+
+
+def _check_match_records(campaign, generation: int, score: float) -> tuple[int, int, int]:
+    """The PGN the match saved agrees with the logged score: (W + D/2) / games, from the candidate's side."""
+    import chess.pgn
+
+    path = campaign.paths.evals(generation) / "candidate_match.pgn"
+    wins = draws = losses = 0
+    with path.open() as f:
+        while (game := chess.pgn.read_game(f)) is not None:
+            result = game.headers["Result"]
+            white = game.headers["White"] == "candidate"
+            assert result in ("1-0", "0-1", "1/2-1/2") and {game.headers["White"], game.headers["Black"]} == {
+                "candidate", "active"}
+            if result == "1/2-1/2":
+                draws += 1
+            elif (result == "1-0") == white:
+                wins += 1
+            else:
+                losses += 1
+    games = wins + draws + losses
+    assert games == 2 * campaign.cfg.evaluate.openings
+    assert score == pytest.approx((wins + draws / 2) / games)
+    return wins, draws, losses
+
+
+def test_a_trained_candidate_wins_real_matches_and_is_promoted_despite_a_higher_loss(tmp_path: Path) -> None:
+    from chesszero.train import load_checkpoint
+
+    campaign, state, gate, metrics, losses, tracker = _judge_real(tmp_path, trained_candidate=True, generations=2)
+    assert losses["candidate"] > losses["active"]  # a loss rule would have kept the untrained network
+    assert [(e.match_id, e.passed) for e in gate.history] == [("gen0000", True), ("gen0001", True)]
+    wins = losses_ = 0
+    for g, (event, m) in enumerate(zip(gate.history, metrics, strict=True)):
+        assert m["promotion/score"] == event.score >= campaign.cfg.evaluate.promotion_score
+        w, _, lost = _check_match_records(campaign, g, event.score)
+        wins, losses_ = wins + w, losses_ + lost
+        elo, lo, hi = m["promotion/elo_diff"], m["promotion/elo_diff_lo"], m["promotion/elo_diff_hi"]
+        assert lo <= elo <= hi or (math.isinf(elo) and math.isinf(lo if elo < 0 else hi))
+    assert wins > losses_ and wins >= 1  # it beat the untrained network, not only drew it
+    assert gate.promoted and metrics[-1]["promotion/promoted"] == 1.0
+    assert state.candidate is None and state.stage == 1 and state.promotion["last"]["generation"] == 1
+    assert load_checkpoint(campaign.paths.checkpoint).model_size == "2x16"
+    assert state.active_artifact.startswith(str(campaign.paths.candidate_artifact_dir(1).resolve()))
+    assert tracker.registered == ["gen0001-2x16"]
+
+
+def test_an_untrained_candidate_loses_real_matches_to_a_trained_active_and_stays_out(tmp_path: Path) -> None:
+    campaign, state, gate, metrics, losses, tracker = _judge_real(tmp_path, trained_candidate=False, generations=1)
+    assert losses["candidate"] < losses["active"]  # a loss rule would have promoted the untrained network
+    [event] = gate.history
+    assert event.passed is False and event.score < campaign.cfg.evaluate.promotion_score
+    wins, _, lost = _check_match_records(campaign, 0, event.score)
+    assert lost > wins
+    assert metrics[0]["promotion/score"] == event.score and metrics[0]["promotion/promoted"] == 0.0
+    assert not gate.promoted and gate.passes == 0
+    assert state.candidate is not None and state.stage == 0 and tracker.registered == []
+    assert campaign.paths.candidate.exists()
