@@ -214,6 +214,21 @@ def recipe_of(campaign: Any, root: Path) -> dict[str, str]:
     return recipe_diff(recipe, base)
 
 
+def gain_target(mode: str, gain: dict[str, Any]) -> dict[str, Any] | None:
+    """Issue 22's target for a mode's learning gain (``benchmarks/targets.py``),
+    or None when the gain cannot be judged against it: undetermined, or a bound
+    on the side that does not decide (``> 300`` against ``>= 800``)."""
+    from targets import TARGETS
+
+    t = TARGETS.get(f"learning-gain-{'searched' if mode == 'searched' else 'policy'}")
+    if t is None or gain["direction"] not in ("", ">", "<"):
+        return None
+    est = float(gain["estimate"])
+    if (gain["direction"] == ">" and not t.holds(est)) or (gain["direction"] == "<" and t.holds(est)):
+        return None
+    return t.as_dict()
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else list(argv))
     console = Console(stderr=True)
@@ -283,8 +298,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.json is not None:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         rows = rows_for_report(final.matches) + [
-            {"name": f"final minus control, {mode}", "rate": gain["estimate"], "unit": "Elo",
-             "reference": gain["describe"], "ratio": None, "extra": {"direction": gain["direction"]}}
+            {"name": f"learning gain over the untrained network, {mode}", "rate": gain["estimate"], "unit": "Elo",
+             "reference": gain["describe"], "ratio": None, "extra": {"direction": gain["direction"]},
+             "target": gain_target(mode, gain)}
             for mode, gain in final.gain.items()] + [
             {"name": "generations", "rate": float(len(curve.rows)), "unit": "generations",
              "reference": f"{args.hours:g} h budget, {args.preset} preset", "ratio": None, "extra": {}}]

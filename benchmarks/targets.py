@@ -151,6 +151,10 @@ _ALL = (
     Target("gpu-selfplay-vs-inference", ">=", 0.85, RATIO,
            "issue 13: GPU self-play at least 85% of pure GPU inference at the actors' batch"),
     Target("gpu-int8-vs-fp16", ">=", 1.3, RATIO, "issue 13: INT8 at least 1.3x FP16 with the gate passing"),
+    Target("learning-gain-searched", ">=", 800.0, "Elo",
+           "issue 22: searched joint rating at least 800 above the untrained network's, 2 h from random weights"),
+    Target("learning-gain-policy", ">=", 400.0, "Elo",
+           "issue 22: policy-only joint rating at least 400 above the untrained network's, 2 h"),
 )
 TARGETS: dict[str, Target] = {t.name: t for t in _ALL}
 

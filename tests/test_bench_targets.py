@@ -156,3 +156,14 @@ def test_exit_status_counts_failed_scripts_with_or_without_strict(run_all: dict[
     assert exit_status([missed], strict=False) == 0
     assert exit_status([missed], strict=True) == 1
     assert exit_status([met, failed], strict=False) == 1
+
+
+def test_learning_gain_rows_carry_issue_22s_targets_only_when_they_decide() -> None:
+    import bench_learning
+
+    point = bench_learning.gain_target("searched", {"direction": "", "estimate": 500.0})
+    assert point is not None and point["name"] == "learning-gain-searched" and point["value"] == 800.0
+    assert bench_learning.gain_target("policy", {"direction": ">", "estimate": 450.0})["value"] == 400.0
+    assert bench_learning.gain_target("policy", {"direction": ">", "estimate": 300.0}) is None  # > 300 decides nothing
+    assert bench_learning.gain_target("policy", {"direction": "<", "estimate": 300.0})["name"] == "learning-gain-policy"
+    assert bench_learning.gain_target("searched", {"direction": "?", "estimate": 0.0}) is None
