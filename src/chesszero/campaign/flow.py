@@ -6,7 +6,11 @@ campaign's recipe when it starts (``actor_runner``: the Dask scheduler at
 ``campaign.dask_address``, else one thread per actor in this process), so a
 run started by ``make run`` and one started from a deployment that
 ``flows/serve.py`` serves (which loads the flow from its entry point, with no
-task runner of ours attached) map the actors the same way. The phase
+task runner of ours attached) map the actors the same way; a failed actor
+job is resubmitted a bounded number of times (``actor_dispatch``: a worker
+lost mid-play is Dask's to rerun, a job that keeps failing stops the
+campaign naming each worker and error) and, on Dask, only workers that pass
+a check at the start of the generation get actors (``dask_actors``). The phase
 loop itself is ``dispatch.drive``, the same one ``--no-prefect`` runs; the
 durable campaign state decides where to start, so re-running the same
 command after Ctrl-C or kill -9 resumes.
@@ -17,7 +21,8 @@ command after Ctrl-C or kill -9 resumes.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Collection
 from dataclasses import asdict
 from functools import partial
 from pathlib import Path
@@ -27,6 +32,8 @@ from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 from prefect.task_runners import TaskRunner, ThreadPoolTaskRunner
 
+from chesszero.campaign import dask_actors
+from chesszero.campaign.actor_dispatch import JobFuture, run_actor_jobs
 from chesszero.campaign.context import Campaign
 from chesszero.campaign.dispatch import Limits, Metrics, Stage, StageArgs, drive, run_stage
 from chesszero.campaign.progress import Reporter
@@ -62,10 +69,40 @@ def actor_runner(cfg: Config) -> TaskRunner:
     return ThreadPoolTaskRunner(max_workers=max(1, actor_layout(cfg).actors))
 
 
-def _submit_actors(runner: TaskRunner, jobs: list[ActorJob], advance: Callable[[int], None]) -> None:
-    futures = [runner.submit(actor_task, {"job": job}) for job in jobs]
-    for f in futures:
-        advance(sum(s["positions"] for s in f.result()))
+def _dask_client(runner: TaskRunner) -> Any:
+    """The runner's Dask client, or None for a runner without one (threads)."""
+    prefect_dask = sys.modules.get("prefect_dask")  # imported by actor_runner when it made a Dask runner
+    return runner.client if prefect_dask is not None and isinstance(runner, prefect_dask.DaskTaskRunner) else None
+
+
+def _submit(runner: TaskRunner, placement: dask_actors.Placement | None, job: ActorJob,
+            avoid: Collection[str]) -> JobFuture:
+    """Submits an actor job; on Dask restricted to the workers ``placement`` picks for it."""
+    workers = placement.workers_for(avoid) if placement is not None else None
+    if workers is None:
+        return runner.submit(actor_task, {"job": job})
+    import dask
+
+    with dask.annotate(workers=workers, allow_other_workers=False):
+        return runner.submit(actor_task, {"job": job})
+
+
+def _locate(runner: TaskRunner, future: JobFuture, exc: BaseException) -> str:
+    client = _dask_client(runner)
+    return "this process (thread runner)" if client is None else dask_actors.locate(client, future, exc)
+
+
+def _submit_actors(runner: TaskRunner, camp: Campaign, warn: Callable[[str], None], jobs: list[ActorJob],
+                   advance: Callable[[int], None]) -> None:
+    """One generation's actor jobs on the runner (``actor_dispatch``); on Dask
+    placed on the workers that pass ``dask_actors.check_workers`` now."""
+    if not jobs:
+        return
+    client = _dask_client(runner)
+    placement = dask_actors.Placement(client, camp.paths.state, warn) if client is not None else None
+    attempts = camp.cfg.campaign.actor_attempts
+    run_actor_jobs(jobs, advance, submit=partial(_submit, runner, placement), locate=partial(_locate, runner),
+                   attempts=attempts, warn=warn, stranded=placement.stranded if placement is not None else None)
 
 
 @flow(name="final-recipe", log_prints=True)
@@ -85,7 +122,8 @@ def final_recipe(preset: str = "cpu", campaign: str | None = None, root: str = "
         return metrics
 
     with actor_runner(camp.cfg) as runner, Reporter(camp, enabled=progress) as reporter:
-        drive(camp, Limits(generations, hours), stages, partial(_submit_actors, runner), reporter)
+        drive(camp, Limits(generations, hours), stages, partial(_submit_actors, runner, camp, logger.warning),
+              reporter)
     return camp.summary()
 
 

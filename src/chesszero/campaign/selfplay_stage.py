@@ -4,7 +4,10 @@ An :class:`ActorJob` is plain data so Prefect can ship it to a thread, a
 process or a Dask worker; :func:`run_actor_job` rebuilds everything it needs
 from the campaign directory, plays with the active artifact and writes one
 Parquet shard per call (atomically). Progress is the set of shards on disk,
-so a rerun after a crash only plays what is still missing.
+so a rerun after a crash only plays what is still missing. A job that runs
+again (its Dask worker died, or the flow resubmitted it) is a new attempt
+(``attempts``): it plays only what the job's earlier attempts did not commit,
+and an attempt that a newer one of the same actor superseded never commits.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from chesszero.campaign import attempts as A
 from chesszero.campaign import metrics as M
 from chesszero.campaign.context import Campaign, CampaignPaths
 from chesszero.campaign.search_settings import selfplay_search
@@ -40,6 +44,7 @@ class ActorJob:
     resign_threshold: float | None
     label: str = "main"  # "main" or "overlap" (played while the trainer runs)
     device: int = 0  # CUDA ordinal of the actor's inference backend (publish.placement; CPU backends ignore it)
+    job_id: str = ""  # set by the plan: the shards of every attempt of this job carry it ("": none)
 
 
 @dataclass
@@ -66,6 +71,9 @@ class ActorSummary:
     odds_conversion_opportunities: int = 0
     odds_conversion_converted: int = 0
     fast_searches: int = 0  # of searches, fast ones (playout-cap randomisation: not recorded)
+    job_id: str = ""  # the ActorJob it belongs to
+    attempt: str = ""  # the attempt that wrote it (attempts.Attempt)
+    worker: str = ""  # where that attempt ran: Dask worker address, or "local"
 
     @property
     def searches_per_second(self) -> float:
@@ -138,7 +146,8 @@ def plan_selfplay(campaign: Campaign, generation: int, *, positions_needed: int,
     share = math.ceil(missing / layout.actors)
     return [ActorJob(str(campaign.root), campaign.name, campaign.preset, actor=i, generation=generation,
                      positions=share, artifact=artifact, model_id=model_id,
-                     resign_threshold=resign_threshold, device=layout.device(i)) for i in range(layout.actors)]
+                     resign_threshold=resign_threshold, device=layout.device(i), job_id=uuid.uuid4().hex[:12])
+            for i in range(layout.actors)]
 
 
 def _load_pending(path: Path) -> list[Any]:
@@ -170,6 +179,11 @@ def run_actor_job(job: ActorJob, *, stop: threading.Event | None = None,
 
     With ``stop`` the job plays in slices and returns early once it is set
     (used by the actors that overlap the trainer).
+
+    Each call is an attempt (``attempts.begin``: its record and the actor's
+    lease). A job with an id plays only what its earlier attempts did not
+    commit, and returns their summaries with its own; an attempt that lost the
+    actor's lease raises ``SupersededAttempt`` instead of committing.
     """
     from chesszero.publish.loading import load_evaluator
     from chesszero.search.assist import with_material_assist
@@ -189,13 +203,15 @@ def run_actor_job(job: ActorJob, *, stop: threading.Event | None = None,
                                    cfg.selfplay.material_assist.at(job.generation),
                                    scale=cfg.selfplay.material_scale)
     pending_path = actor_dir / "pending.json"
-    resume = _load_pending(pending_path)
     visits = cfg.search.visit_cap.at(job.generation)
     ply_cap = cfg.selfplay.ply_cap.at(job.generation)
     out_dir = paths.shards(job.generation)
-    summaries: list[ActorSummary] = []
-    remaining = job.positions
     try:
+        attempt = A.begin(paths, job_id=job.job_id, generation=job.generation, label=job.label, actor=job.actor,
+                          positions=job.positions)  # the lease before the actor's hand-back is read
+        resume = _load_pending(pending_path)
+        summaries = [s for s in shard_summaries(paths, job.generation) if job.job_id and s.job_id == job.job_id]
+        remaining = job.positions - sum(s.positions for s in summaries)
         actor.archive.evict(job.generation)
         while remaining > 0 and not (stop is not None and stop.is_set()):
             quota = min(remaining, slice_positions) if slice_positions else remaining
@@ -214,7 +230,9 @@ def run_actor_job(job: ActorJob, *, stop: threading.Event | None = None,
                 odds_games=report.odds.games, odds_decisive=report.odds.decisive,
                 odds_conversion_opportunities=report.odds.conversion.opportunities,
                 odds_conversion_converted=report.odds.conversion.converted,
-                fast_searches=report.fast_searches)
+                fast_searches=report.fast_searches, job_id=job.job_id, attempt=attempt.attempt,
+                worker=attempt.worker)
+            A.check_lease(paths, attempt)
             write_json_atomic(pending_path, {"committed": asdict(summary),
                                              "pending": [p.to_dict() for p in actor.pending]})
             if report.path is not None:

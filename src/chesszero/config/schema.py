@@ -388,6 +388,10 @@ class CampaignConfig(_Section):
     overlap_fraction: Fraction = Field(description="Share of actors that keep playing while training runs.")
     dask_address: str | None = Field(description="Dask scheduler address (null: actors run as threads of the campaign process).")
     materialize_workers: int = Field(ge=0, le=256, description="Materialisation processes (0: in-process).")
+    actor_attempts: int = Field(
+        ge=1, le=100,
+        description="Attempts per self-play actor job before the campaign stops (a failed attempt, e.g. on a "
+        "lost Dask worker, is resubmitted away from the worker it failed on).")
     promotion_matches: bool = Field(
         default=False,
         description="Gate each fidelity-passing artifact on paired matches against the active one "
