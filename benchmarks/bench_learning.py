@@ -206,10 +206,13 @@ def print_table(final: FinalEvaluation, console: Console) -> None:
 def recipe_of(campaign: Any, root: Path) -> dict[str, str]:
     """The campaign's recipe (as it started: ``config.json``) against the
     ``cpu`` preset of `root`'s params.yaml."""
+    from chesszero.campaign.context import fill_added_keys
     from chesszero.config import load_config
 
     path = campaign.paths.config
-    recipe = json.loads(path.read_text())["recipe"] if path.is_file() else campaign.cfg.model_dump(mode="json")
+    now = campaign.cfg.model_dump(mode="json")
+    recipe = json.loads(path.read_text())["recipe"] if path.is_file() else now
+    fill_added_keys(recipe, now)  # keys added since it started, at the values it ran with, are no difference
     base = load_config(root / "params.yaml", preset=BASE_PRESET).model_dump(mode="json")
     return recipe_diff(recipe, base)
 

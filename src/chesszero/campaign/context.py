@@ -132,7 +132,7 @@ what those campaigns did: a campaign started before a key existed resumes
 while the key holds that value (``Campaign.check_recipe``)."""
 
 
-def _fill_added(started: dict[str, Any], now: dict[str, Any]) -> None:
+def fill_added_keys(started: dict[str, Any], now: dict[str, Any]) -> None:
     """Gives `started` (a recipe written before some ``ADDED_KEYS`` existed)
     the current value of each missing one that is at its neutral value."""
     for key, neutral in ADDED_KEYS.items():
@@ -226,7 +226,7 @@ class Campaign:
         if "late_tail" not in started.get("selfplay", {}) and self.cfg.selfplay.late_tail.is_off:
             # started before the setting existed, i.e. with the retained design it leaves as it is
             started["selfplay"]["late_tail"] = now["selfplay"]["late_tail"]
-        _fill_added(started, now)
+        fill_added_keys(started, now)
         changed = sorted(k for k in _diff(started, now) if k.split(".")[0] not in RUNTIME_SECTIONS)
         if changed:
             raise ValueError(f"campaign {self.name!r} was started with a different recipe; changed keys: "
