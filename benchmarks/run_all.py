@@ -156,7 +156,8 @@ def run_script(script: Script, out: Path, *, quick: bool, timeout: float | None,
     to the terminal instead of ``<name>.log`` (its live progress stays visible).
     """
     target = out / f"{script.name}.json"
-    target.unlink(missing_ok=True)  # never report a stale result as this run's
+    if target.exists():  # never report a stale result as this run's; kept beside it for comparison
+        target.replace(out / f"{script.name}.previous.json")
     command = ([sys.executable, str(script.path), "--json", str(target)] + (["--quick"] if quick else [])
                + list(extra))
     start = time.perf_counter()

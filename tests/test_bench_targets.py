@@ -167,3 +167,30 @@ def test_learning_gain_rows_carry_issue_22s_targets_only_when_they_decide() -> N
     assert bench_learning.gain_target("policy", {"direction": ">", "estimate": 300.0}) is None  # > 300 decides nothing
     assert bench_learning.gain_target("policy", {"direction": "<", "estimate": 300.0})["name"] == "learning-gain-policy"
     assert bench_learning.gain_target("searched", {"direction": "?", "estimate": 0.0}) is None
+
+
+def test_runtime_keeps_the_previous_int8_ratio_beside_the_new_one(tmp_path: Path) -> None:
+    import bench_runtime
+
+    old = tmp_path / "runtime.json"  # the format before shared rows (c092460's reports/bench/runtime.json)
+    old.write_text(json.dumps({"rows": [{"runtime": "ONNX Runtime INT8", "threads": 1, "vs_ort_fp32": 2.03},
+                                        {"runtime": "ONNX Runtime INT8", "threads": 2, "vs_ort_fp32": 1.72}]}))
+    previous = bench_runtime.previous_int8_ratios(old)
+    assert previous[1][0] == 2.03 and previous[2][0] == 1.72
+    rows = bench_runtime.runtime_rows({"PyTorch eager FP32": 100.0, "ONNX Runtime FP32": 100.0,
+                                       "ONNX Runtime INT8": 146.0}, 1)
+    rows += bench_runtime.runtime_rows({"PyTorch eager FP32": 200.0, "ONNX Runtime FP32": 200.0,
+                                        "ONNX Runtime INT8": 340.0}, 2)
+    regress = bench_runtime.regression_rows(rows, previous)
+    assert [r.verdict().label for r in regress] == ["MISSED", "met"]  # 1.46 vs 2.03 dropped; 1.70 vs 1.72 held
+    assert regress[0].rate == pytest.approx(1.46) and regress[0].ratio == pytest.approx(1.46 / 2.03)
+    assert bench_runtime.previous_int8_ratios(tmp_path / "absent.json") == {}
+
+
+def test_runtime_reads_the_result_run_all_kept_beside_the_new_one(tmp_path: Path) -> None:
+    import bench_runtime
+
+    kept = tmp_path / "runtime.previous.json"
+    kept.write_text(json.dumps({"rows": [{"name": "ONNX Runtime INT8, 1 thread", "ratio": 1.9,
+                                          "extra": {"threads": 1}}], "run": {"finished": "2026-12-01"}}))
+    assert bench_runtime.previous_int8_ratios(tmp_path / "runtime.json") == {1: (1.9, "2026-12-01")}
