@@ -9,6 +9,7 @@ import math
 import chess
 import numpy as np
 import pytest
+from search_support import hashed_answers
 
 from chesszero import _core, core
 from chesszero.search import (
@@ -41,14 +42,7 @@ def gumbel_options(*, evaluation: bool = True, **fields: object) -> SearchOption
     return o
 
 
-def _hashed(planes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Deterministic, position-dependent logits and WDL."""
-    n = planes.shape[0]
-    seeds = planes.reshape(n, -1).astype(np.float64) @ np.linspace(0.1, 3.0, 52 * 64)
-    logits = np.sin(np.outer(seeds, np.arange(1, 1881) * 1e-3)).astype(np.float32) * 3
-    w = (np.sin(seeds) + 1) / 3
-    wdl = np.stack([w, 1 - w - w * 0.5, w * 0.5], axis=1)
-    return logits, (wdl / wdl.sum(axis=1, keepdims=True)).astype(np.float32)
+_hashed = hashed_answers  # deterministic, position-dependent logits and WDL (search_support)
 
 
 def _raw(searcher: _core.Searcher, slot: int = 0) -> dict:
