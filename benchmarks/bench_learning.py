@@ -238,10 +238,13 @@ def main(argv: list[str] | None = None) -> int:
     from chesszero.campaign.context import Campaign, check_name
     from chesszero.campaign.search_settings import evaluation_search
     from chesszero.campaign.tracking import git_revision, tracking_uri
+    from chesszero.config import parse_overrides
 
     try:
         check_name(args.name)
-        campaign = Campaign.open(args.root, args.name, preset=args.preset)
+        # with --set, open as the campaign will run (its search rule is the evaluation's too)
+        campaign = Campaign.open(args.root, args.name, preset=args.preset,
+                                 overrides=parse_overrides(args.set) or None)
     except (ValueError, FileNotFoundError) as exc:
         console.print(f"bench_learning: error: {exc}")
         return 2
@@ -260,6 +263,7 @@ def main(argv: list[str] | None = None) -> int:
     except RuntimeError as exc:
         console.print(f"bench_learning: {exc}")
         return 1
+    campaign = Campaign.open(args.root, args.name, preset=args.preset)  # with the overrides it stored
     state = campaign.load_state()
     if state.active_artifact is None:
         console.print("bench_learning: the campaign has no active artifact")
