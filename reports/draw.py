@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 
@@ -90,6 +91,20 @@ def _xy(series: dict[int, float], x: dict[int, float] | None = None) -> tuple[li
     return ([x[s] if x else s for s in steps], [series[s] for s in steps])
 
 
+def _save(fig: Any, ax: Any, path: Path, title: str, xlabel: str, ylabel: str, *, legend_size: int) -> bool:
+    """Titles, grid and legend on `ax`, then `fig` written to `path` (closed)."""
+    ax.set_title(title)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=legend_size)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
 def _figure(path: Path, title: str, xlabel: str, curves: list[tuple[str, list[float], list[float]]],
             ylabel: str = "") -> bool:
     curves = [c for c in curves if c[1]]
@@ -98,16 +113,7 @@ def _figure(path: Path, title: str, xlabel: str, curves: list[tuple[str, list[fl
     fig, ax = plt.subplots(figsize=(7, 4))
     for label, xs, ys in curves:
         ax.plot(xs, ys, marker="o", markersize=3, label=label)
-    ax.set_title(title)
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return True
+    return _save(fig, ax, path, title, xlabel, ylabel, legend_size=8)
 
 
 def rating_curves(c: Campaign, x: dict[int, float] | None = None) -> dict[str, RatingSeries]:
@@ -128,16 +134,7 @@ def _rating_figure(path: Path, title: str, xlabel: str, series: dict[str, Rating
     fig, ax = plt.subplots(figsize=(7, 4))
     for mode, s in series.items():
         plot_rating(ax, s, label=f"{mode}, joint rating")
-    ax.set_title(title)
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel("Elo (ladder), 95% interval")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return True
+    return _save(fig, ax, path, title, xlabel, "Elo (ladder), 95% interval", legend_size=7)
 
 
 def draw_figures(c: Campaign, out: Path) -> list[str]:

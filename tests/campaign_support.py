@@ -26,6 +26,19 @@ def make_root(tmp: Path) -> Path:
     return tmp
 
 
+def assert_each_game_ply_once(run_dir: Path, admitted: list[str]) -> None:
+    """No (game, ply) appears twice across a campaign's admitted shards."""
+    from chesszero.selfplay.records import read_shard
+
+    seen: set[tuple[str, int]] = set()
+    for shard in admitted:
+        frame = read_shard(run_dir / shard)
+        for game_id, plies in zip(frame["game_id"], frame["ply"], strict=True):
+            for ply in plies:
+                assert (game_id, ply) not in seen, (shard, game_id, ply)
+                seen.add((game_id, ply))
+
+
 def make_dvc_project(root: Path) -> None:
     """Turns `root` into a git + DVC project with this checkout's report stages."""
     for rel in ("dvc.yaml", "scripts/python", "reports/draw.py", "reports/rating_plot.py",

@@ -29,7 +29,14 @@ import time
 from pathlib import Path
 
 import pytest
-from campaign_support import VENV_BIN, campaign_env, make_dvc_project, make_root, prefect_server
+from campaign_support import (
+    VENV_BIN,
+    assert_each_game_ply_once,
+    campaign_env,
+    make_dvc_project,
+    make_root,
+    prefect_server,
+)
 from kill_support import FIRST_GENERATION_ONLY, STAGES, KillRun, make_schedule, run_with_kills
 
 pytestmark = pytest.mark.slow
@@ -98,7 +105,6 @@ def check_end(root: Path, generations: int) -> None:
     from chesszero.replay import CreditLedger, ReplayStore, convert_shard
     from chesszero.replay.materialize import target_options_from_config
     from chesszero.replay.snapshot import read_snapshot
-    from chesszero.selfplay.records import read_shard
     from chesszero.train import load_checkpoint
 
     check_at_rest(root)
@@ -113,13 +119,7 @@ def check_end(root: Path, generations: int) -> None:
         for sidecar in (run_dir / "shards" / f"gen_{g:04d}").glob("*.parquet.json"):
             if Path(str(sidecar)[:-5]).exists():
                 assert str(Path(str(sidecar)[:-5]).relative_to(run_dir)) in admitted, sidecar
-    seen: set[tuple[str, int]] = set()
-    for shard in admitted:
-        frame = read_shard(run_dir / shard)
-        for game_id, plies in zip(frame["game_id"], frame["ply"], strict=True):
-            for ply in plies:
-                assert (game_id, ply) not in seen, (shard, game_id, ply)
-                seen.add((game_id, ply))
+    assert_each_game_ply_once(run_dir, admitted)
     def rows_of(shard: str) -> np.ndarray:
         g = int(Path(shard).parent.name.removeprefix("gen_"))
         return convert_shard(run_dir / shard, target_options_from_config(cfg.replay, g), generation=g)

@@ -32,7 +32,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from campaign_support import campaign_env, make_root, prefect_in_process, prefect_server
+from campaign_support import (
+    assert_each_game_ply_once,
+    campaign_env,
+    make_root,
+    prefect_in_process,
+    prefect_server,
+)
 from dask_support import LocalDask, local_dask
 
 from chesszero.campaign.actor_dispatch import ActorFailure, run_actor_jobs
@@ -119,7 +125,6 @@ def check_rows(run_dir: Path, generations: int) -> dict[str, Any]:
     from chesszero.config import load_config
     from chesszero.replay import ReplayStore, convert_shard
     from chesszero.replay.materialize import target_options_from_config
-    from chesszero.selfplay.records import read_shard
 
     state = json.loads((run_dir / "state.json").read_text())
     assert state["finished"] and state["generation"] == generations, state
@@ -128,13 +133,7 @@ def check_rows(run_dir: Path, generations: int) -> dict[str, Any]:
     paths = CampaignPaths(run_dir)
     committed = [s for g in range(generations) for s in shard_summaries(paths, g)]
     assert sorted(admitted) == sorted(str(Path(s.shard).relative_to(run_dir)) for s in committed if s.shard)
-    seen: set[tuple[str, int]] = set()
-    for shard in admitted:
-        frame = read_shard(run_dir / shard)
-        for game_id, plies in zip(frame["game_id"], frame["ply"], strict=True):
-            for ply in plies:
-                assert (game_id, ply) not in seen, (shard, game_id, ply)
-                seen.add((game_id, ply))
+    assert_each_game_ply_once(run_dir, admitted)
     cfg = load_config(run_dir.parent.parent / "params.yaml", preset="smoke")
     rows = sum(len(convert_shard(run_dir / s, target_options_from_config(cfg.replay, int(Path(s).parent.name[4:])),
                                  generation=int(Path(s).parent.name[4:]))) for s in admitted)
