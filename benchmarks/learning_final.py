@@ -157,6 +157,8 @@ def summarize(result: Any, opponent: str, mode: str, visits: int | None, rating:
     """A ``FinalMatch`` from a ``MatchResult`` against a rung rated ``rating``."""
     elo = result.elo(rating, resamples=resamples)
     lo, hi = score_interval(elo)
+    # the interval comes back through Elo and logistic; a pair of equal scores can land 1 ulp off
+    lo, hi = min(lo, result.score), max(hi, result.score)
     conversion = conversion_counts(result)
     return FinalMatch(
         opponent=opponent, mode=mode, visits=visits, games=len(result.games), wins=result.wins,
