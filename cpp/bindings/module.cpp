@@ -1,12 +1,13 @@
 // The one pybind11 module, chesszero._core: thin wrappers over the native
 // layers. Each layer registers its own bindings (core_bindings.cpp,
-// search_bindings.cpp, selfplay_bindings.cpp); shared helpers are common.h.
+// search_bindings.cpp, selfplay_bindings.cpp, nnue_bindings.cpp); shared
+// helpers are common.h.
 #include "bindings/common.h"
 
 PYBIND11_MODULE(_core, m) {
   namespace py = pybind11;
   using namespace czb;
-  m.doc() = "chesszero native core: board, rules, encoding, search and self-play (see chesszero.core)";
+  m.doc() = "chesszero native core: board, rules, encoding, search, self-play and NNUE (see chesszero.core)";
   cz::init_bitboards();
 
   static py::exception<ChessErrorCpp> chess_error(m, "ChessError", PyExc_ValueError);
@@ -17,4 +18,5 @@ PYBIND11_MODULE(_core, m) {
   bind_core(m);
   bind_search(m);    // SearchOptions must exist before ActorOptions.search
   bind_selfplay(m);
+  bind_nnue(m);
 }

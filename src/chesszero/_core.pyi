@@ -7,6 +7,7 @@ and ``chesszero.selfplay``; this stub describes every native name.
 from __future__ import annotations
 
 import enum
+import os
 from collections.abc import Sequence
 
 import numpy as np
@@ -272,3 +273,46 @@ class Actor:
     def drain(self) -> list[GameLog]: ...
     def counters(self) -> dict[str, int]: ...
     def describe_batch(self) -> list[tuple[int, str, str, list[str]]]: ...
+
+# ----------------------------------------------------------------------------- nnue
+
+def nnue_features(fen: str) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32]]:
+    """Sorted active feature indices (side to move's, the other side's) (docs/nnue.md section 1)."""
+
+def nnue_features_batch(fens: Sequence[str]) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32]]:
+    """(stm, nstm): int32 [n, 32], each row sorted and padded with -1."""
+
+def nnue_simd_paths() -> list[str]:
+    """The SIMD paths this CPU can run, portable first ("scalar", then "avx2", "avx512")."""
+
+def nnue_simd() -> str: ...
+def nnue_set_simd(name: str) -> None:
+    """'auto' or one of nnue_simd_paths(); ValueError otherwise."""
+
+class NnueNet:
+    """A quantised NNUE network (docs/nnue.md); immutable, shareable between threads."""
+
+    @staticmethod
+    def load(path: str | os.PathLike[str]) -> NnueNet:
+        """Reads a version-1 *.nnue file; ValueError naming the file on any defect."""
+
+    @staticmethod
+    def from_arrays(
+        w1: npt.NDArray[np.int16], b1: npt.NDArray[np.int16], w2: npt.NDArray[np.int16], b2: int
+    ) -> NnueNet:
+        """int16 w1 (768, N), b1 (N,), w2 (2N,) and b2, range-checked; ValueError otherwise."""
+
+    @property
+    def hidden(self) -> int: ...
+    def evaluate(self, fen: str) -> int:
+        """Centipawns from the side to move's view."""
+
+    def evaluate_batch(self, fens: Sequence[str]) -> npt.NDArray[np.int32]: ...
+    def accumulators(self, fen: str) -> npt.NDArray[np.int16]:
+        """int16 (2, N) by refresh, White's perspective first."""
+
+    def trace(self, fen: str, moves: Sequence[str]) -> npt.NDArray[np.int16]:
+        """int16 (plies + 1, 2, N): accumulators after each UCI move, updated incrementally."""
+
+    def evaluate_line(self, fen: str, moves: Sequence[str]) -> npt.NDArray[np.int32]:
+        """int32 (plies + 1,): centipawns after each move through the search's EvalStack; "0000" is a null move."""
