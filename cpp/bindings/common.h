@@ -1,6 +1,6 @@
 // Shared helpers of the pybind11 bindings: error types that become Python
 // exceptions, argument and buffer checks, keyword-constructed option structs.
-// One registration function per layer (core, search, selfplay) uses them;
+// One registration function per layer (core, search, selfplay, alphabeta) uses them;
 // module.cpp is the single module that calls those functions.
 #pragma once
 
@@ -201,5 +201,6 @@ void def_batch_protocol(py::class_<Owner>& cls, Engine Owner::*engine) {
 void bind_core(py::module_& m);
 void bind_search(py::module_& m);
 void bind_selfplay(py::module_& m);
+void bind_alphabeta(py::module_& m);
 
 }  // namespace czb

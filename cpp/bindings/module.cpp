@@ -1,6 +1,7 @@
 // The one pybind11 module, chesszero._core: thin wrappers over the native
 // layers. Each layer registers its own bindings (core_bindings.cpp,
-// search_bindings.cpp, selfplay_bindings.cpp); shared helpers are common.h.
+// search_bindings.cpp, selfplay_bindings.cpp, alphabeta_bindings.cpp); shared
+// helpers are common.h.
 #include "bindings/common.h"
 
 PYBIND11_MODULE(_core, m) {
@@ -17,4 +18,5 @@ PYBIND11_MODULE(_core, m) {
   bind_core(m);
   bind_search(m);    // SearchOptions must exist before ActorOptions.search
   bind_selfplay(m);
+  bind_alphabeta(m);
 }
