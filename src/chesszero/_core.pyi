@@ -302,7 +302,10 @@ class AlphaBetaResult(TypedDict):
     pv: list[str]
 
 class AlphaBeta:
-    """Alpha-beta searcher; net=None searches the control evaluator (NNUE nets are not wired yet)."""
+    """Alpha-beta searcher; net=None searches the control evaluator (NNUE nets are not wired yet).
+
+    search() releases the GIL; stop() may be called from another thread meanwhile.
+    A second search, clear() or set_hash() while one runs raises RuntimeError."""
 
     def __init__(self, net: object | None = None, hash_mb: int = 16) -> None: ...
     def search(
