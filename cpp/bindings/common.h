@@ -1,6 +1,6 @@
 // Shared helpers of the pybind11 bindings: error types that become Python
 // exceptions, argument and buffer checks, keyword-constructed option structs.
-// One registration function per layer (core, search, selfplay, nnue) uses them;
+// One registration function per layer (core, search, selfplay, nnue, alphabeta) uses them;
 // module.cpp is the single module that calls those functions.
 #pragma once
 
@@ -202,5 +202,6 @@ void bind_core(py::module_& m);
 void bind_search(py::module_& m);
 void bind_selfplay(py::module_& m);
 void bind_nnue(py::module_& m);  // NnueNet: py::class_<cz::nnue::Network, std::shared_ptr<...>>
+void bind_alphabeta(py::module_& m);
 
 }  // namespace czb

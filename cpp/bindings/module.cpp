@@ -1,6 +1,6 @@
 // The one pybind11 module, chesszero._core: thin wrappers over the native
 // layers. Each layer registers its own bindings (core_bindings.cpp,
-// search_bindings.cpp, selfplay_bindings.cpp, nnue_bindings.cpp); shared
+// search_bindings.cpp, selfplay_bindings.cpp, nnue_bindings.cpp, alphabeta_bindings.cpp); shared
 // helpers are common.h.
 #include "bindings/common.h"
 
@@ -19,4 +19,5 @@ PYBIND11_MODULE(_core, m) {
   bind_search(m);    // SearchOptions must exist before ActorOptions.search
   bind_selfplay(m);
   bind_nnue(m);
+  bind_alphabeta(m);
 }

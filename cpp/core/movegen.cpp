@@ -1,12 +1,15 @@
-// Legal move generation (pins, checks, evasions, castling, en passant) and
-// perft with bulk counting at the last ply.
+// Legal move generation (pins, checks, evasions, castling, en passant), the
+// captures-only variant of the alpha-beta quiescence search, and perft with
+// bulk counting at the last ply.
+#include <cassert>
+
 #include "core/position.h"
 
 namespace cz {
 
 namespace {
 
-template <bool CountOnly>
+template <bool CountOnly, bool QueenOnly = false>
 struct Sink {
   MoveList* list;
   int count = 0;
@@ -25,24 +28,31 @@ struct Sink {
     if constexpr (CountOnly) {
       count += 4;
     } else {
-      for (PieceType t : {QUEEN, ROOK, BISHOP, KNIGHT}) add(Move::make(from, to, PROMOTION, t));
+      if constexpr (QueenOnly) {
+        add(Move::make(from, to, PROMOTION, QUEEN));
+      } else {
+        for (PieceType t : {QUEEN, ROOK, BISHOP, KNIGHT}) add(Move::make(from, to, PROMOTION, t));
+      }
     }
   }
 };
 
 }  // namespace
 
-template <bool CountOnly>
+// CapturesOnly: destinations restricted to enemy pieces, plus pawn pushes to
+// the last rank and en passant; promotions to a queen only; no castling.
+template <bool CountOnly, bool CapturesOnly>
 int Position::generate(MoveList* out) const {
-  Sink<CountOnly> sink{out};
+  Sink<CountOnly, CapturesOnly> sink{out};
   const Color us = stm_, them = ~us;
   const Bitboard own = pieces(us), enemy = pieces(them), occ = own | enemy;
   const Square ksq = king_square(us);
+  const Bitboard dest = CapturesOnly ? enemy : ~own;  // where pieces may go
 
   // King moves: destination must not be attacked with our king lifted off.
   {
     Bitboard occ_no_king = occ ^ bb(ksq);
-    Bitboard targets = king_attacks(ksq) & ~own;
+    Bitboard targets = king_attacks(ksq) & dest;
     Bitboard safe = 0;
     Bitboard t = targets;
     while (t) {
@@ -79,15 +89,15 @@ int Position::generate(MoveList* out) const {
   // Knights (a pinned knight can never move), bishops, rooks, queens.
   for (Bitboard b = pieces(us, KNIGHT) & ~pinned; b;) {
     Square s = pop_lsb(b);
-    sink.add_all(s, knight_attacks(s) & ~own & check_mask);
+    sink.add_all(s, knight_attacks(s) & dest & check_mask);
   }
   for (Bitboard b = own & (pieces(BISHOP) | pieces(QUEEN)); b;) {
     Square s = pop_lsb(b);
-    sink.add_all(s, bishop_attacks(s, occ) & ~own & check_mask & pin_mask(s));
+    sink.add_all(s, bishop_attacks(s, occ) & dest & check_mask & pin_mask(s));
   }
   for (Bitboard b = own & (pieces(ROOK) | pieces(QUEEN)); b;) {
     Square s = pop_lsb(b);
-    sink.add_all(s, rook_attacks(s, occ) & ~own & check_mask & pin_mask(s));
+    sink.add_all(s, rook_attacks(s, occ) & dest & check_mask & pin_mask(s));
   }
 
   // Pawns.
@@ -99,10 +109,10 @@ int Position::generate(MoveList* out) const {
     Bitboard allowed = check_mask & pin_mask(s);
     Bitboard targets = pawn_attacks(us, s) & enemy;
     Square one = s + up;  // on the board: no pawn stands on the last rank
-    if (!(occ & bb(one))) {
+    if (!(occ & bb(one)) && (!CapturesOnly || (bb(one) & promo_rank))) {
       targets |= bb(one);
       // Only from the start rank, so `two` is never off the board.
-      if ((bb(s) & start_rank) && !(occ & bb(one + up))) targets |= bb(one + up);
+      if (!CapturesOnly && (bb(s) & start_rank) && !(occ & bb(one + up))) targets |= bb(one + up);
     }
     targets &= allowed;
     if (targets & promo_rank) {
@@ -129,7 +139,7 @@ int Position::generate(MoveList* out) const {
   }
 
   // Castling: not in check, path empty, king's path not attacked.
-  if (!checkers_ && (castling_ & (us == WHITE ? (WHITE_OO | WHITE_OOO) : (BLACK_OO | BLACK_OOO)))) {
+  if (!CapturesOnly && !checkers_ && (castling_ & (us == WHITE ? (WHITE_OO | WHITE_OOO) : (BLACK_OO | BLACK_OOO)))) {
     const int r = us == WHITE ? 0 : 7;
     struct Side { int right; int rook_file; int king_to; int rook_to; };
     const Side sides[2] = {{us == WHITE ? WHITE_OO : BLACK_OO, 7, 6, 5},
@@ -151,15 +161,35 @@ int Position::generate(MoveList* out) const {
   return sink.count;
 }
 
-template int Position::generate<true>(MoveList*) const;
-template int Position::generate<false>(MoveList*) const;
+template int Position::generate<true, false>(MoveList*) const;
+template int Position::generate<false, false>(MoveList*) const;
+template int Position::generate<false, true>(MoveList*) const;
 
 void Position::legal_moves(MoveList& out) const {
   out.size = 0;
-  generate<false>(&out);
+  generate<false, false>(&out);
 }
 
-int Position::count_legal_moves() const { return generate<true>(nullptr); }
+void Position::legal_captures(MoveList& out) const {
+  out.size = 0;
+  generate<false, true>(&out);
+#ifndef NDEBUG
+  // Debug builds: exactly the legal captures and queen promotions.
+  MoveList all;
+  legal_moves(all);
+  int expected = 0;
+  for (Move m : all) {
+    bool capture = m.kind() == EN_PASSANT || (m.kind() != CASTLING && board_[m.to()] != NO_PIECE);
+    if (m.kind() == PROMOTION ? m.promotion() == QUEEN : capture) {
+      assert(out.contains(m));
+      ++expected;
+    }
+  }
+  assert(expected == out.size);
+#endif
+}
+
+int Position::count_legal_moves() const { return generate<true, false>(nullptr); }
 
 bool Position::is_legal(Move m) const {
   MoveList list;

@@ -417,6 +417,16 @@ void Position::play(Move m) {
   if (skipped != NO_SQUARE) set_legal_ep(skipped);
 }
 
+void Position::play_null() {
+  if (ep_ != NO_SQUARE) key_ ^= zobrist::ep_file(file_of(ep_));
+  ep_ = NO_SQUARE;
+  ++halfmove_;
+  if (stm_ == BLACK) ++fullmove_;
+  stm_ = ~stm_;
+  key_ ^= zobrist::side();
+  checkers_ = 0;  // the side now to move was the side not to move: never in check
+}
+
 bool Position::has_insufficient_material(Color c) const {
   Bitboard own = pieces(c);
   if (own & (pieces(PAWN) | pieces(ROOK) | pieces(QUEEN))) return false;

@@ -28,12 +28,18 @@ class Position {
   std::string uci(Move m) const;  // standard-chess UCI text (castling e1g1)
 
   void legal_moves(MoveList& out) const;
+  // The legal captures (en passant included) and promotions, promoting to a
+  // queen only: the moves of a quiescence search (alpha-beta, not in check).
+  void legal_captures(MoveList& out) const;
   int count_legal_moves() const;
   bool is_legal(Move m) const;
   uint64_t perft(int depth) const;
 
   // Applies a legal move in place (copy the position first to keep it).
   void play(Move m);
+  // Passes the turn (a search's null move; never while in check): the side
+  // to move flips, the en-passant square goes, the halfmove clock counts on.
+  void play_null();
 
   Color side_to_move() const { return stm_; }
   Bitboard pieces() const { return by_color_[0] | by_color_[1]; }
@@ -66,7 +72,7 @@ class Position {
   void move_piece(Square from, Square to);
   void set_legal_ep(Square candidate);
   Key compute_key() const;
-  template <bool CountOnly>
+  template <bool CountOnly, bool CapturesOnly>
   int generate(MoveList* out) const;
 
   Bitboard by_type_[6] = {};

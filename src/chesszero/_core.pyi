@@ -1,14 +1,16 @@
 """Type stub of the native extension ``chesszero._core`` (cpp/bindings/module.cpp).
 
 Import through ``chesszero.core`` (board, rules, encoding), ``chesszero.search``
-and ``chesszero.selfplay``; this stub describes every native name.
+and ``chesszero.selfplay``; the alpha-beta engine (docs/nnue.md) is used from
+``_core`` directly. This stub describes every native name.
 """
 
 from __future__ import annotations
 
 import enum
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TypedDict
 
 import numpy as np
 import numpy.typing as npt
@@ -316,3 +318,50 @@ class NnueNet:
 
     def evaluate_line(self, fen: str, moves: Sequence[str]) -> npt.NDArray[np.int32]:
         """int32 (plies + 1,): centipawns after each move through the search's EvalStack; "0000" is a null move."""
+
+# ----------------------------------------------------------------------- alpha-beta
+
+def control_evaluate(fen: str) -> int:
+    """The control evaluator (material + tapered piece-square tables), cp from the side to move's view."""
+
+def alphabeta_see_ge(fen: str, move: str, threshold: int) -> bool:
+    """Static exchange evaluation as the alpha-beta search uses it (a diagnostic)."""
+
+class AlphaBetaResult(TypedDict):
+    """What AlphaBeta.search returns and on_info receives (a stub-only name).
+
+    score_cp and mate: one is set, the other None (both None when the search
+    stopped before depth 1 completed); mate counts full moves, negative when
+    the side to move is mated (0: it is checkmated now)."""
+
+    best: str | None  # None only when the position has no legal move
+    ponder: str | None
+    score_cp: int | None
+    mate: int | None
+    depth: int
+    seldepth: int
+    nodes: int
+    nps: int
+    time_ms: int
+    pv: list[str]
+
+class AlphaBeta:
+    """Alpha-beta searcher; net=None searches the control evaluator (NNUE nets are not wired yet).
+
+    search() releases the GIL; stop() may be called from another thread meanwhile.
+    A second search, clear() or set_hash() while one runs raises RuntimeError."""
+
+    def __init__(self, net: object | None = None, hash_mb: int = 16) -> None: ...
+    def search(
+        self,
+        fen: str,
+        moves: Sequence[str] = [],
+        depth: int = 0,
+        nodes: int = 0,
+        movetime_ms: int = 0,
+        infinite: bool = False,
+        on_info: Callable[[AlphaBetaResult], None] | None = None,
+    ) -> AlphaBetaResult: ...
+    def stop(self) -> None: ...
+    def clear(self) -> None: ...
+    def set_hash(self, mb: int) -> None: ...
