@@ -75,7 +75,7 @@ killtest: setup
 # libstdc++ too (ASan intercepts C++ throws only if it is there at start). Leak
 # checks are off (CPython keeps memory until exit). Any report fails the run.
 SAN_DIR := build/sanitize
-SAN_TESTS ?= tests/test_core_*.py tests/test_bindings_threads.py tests/test_search*.py tests/test_selfplay*.py
+SAN_TESTS ?= tests/test_core_*.py tests/test_bindings_threads.py tests/test_search*.py tests/test_selfplay*.py tests/test_nnue_core.py tests/test_alphabeta.py
 sanitize: build
 	cmake -S . -B $(SAN_DIR) -G Ninja -DCHESSZERO_SANITIZE=ON -DPython_EXECUTABLE=$(CURDIR)/$(PY) \
 	  -Dpybind11_DIR="$$($(PY) -m pybind11 --cmakedir)"

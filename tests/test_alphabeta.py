@@ -17,6 +17,7 @@ import threading
 import time
 
 import chess
+import numpy as np
 import pytest
 
 from chesszero import _core
@@ -374,7 +375,7 @@ def test_bad_inputs_raise() -> None:
             _core.AlphaBeta(hash_mb=mb)
         with pytest.raises(ValueError, match="hash_mb"):
             engine.set_hash(mb)
-    with pytest.raises(ValueError, match="NNUE"):
+    with pytest.raises(TypeError, match="NnueNet"):
         _core.AlphaBeta(net=object())
     assert issubclass(_core.InvalidFenError, ValueError) and issubclass(_core.IllegalMoveError, ValueError)
 
@@ -407,3 +408,43 @@ def test_print_nodes_per_second(tmp_path) -> None:
     sf = _stockfish_nps(MIDDLEGAMES, nodes, tmp_path)
     print(f"alphabeta {total_nodes * 1000 // total_ms:>10,} nps over the {len(MIDDLEGAMES)} positions; "
           f"stockfish bench {'not installed' if sf is None else f'{sf:,} nps'} (same positions and nodes)")
+
+
+def _net(scale: int, hidden: int = 32, seed: int = 0) -> _core.NnueNet:
+    rng = np.random.default_rng(seed)
+    return _core.NnueNet.from_arrays(
+        rng.integers(-scale, scale + 1, (768, hidden)).astype(np.int16),
+        rng.integers(-scale, scale + 1, hidden).astype(np.int16),
+        rng.integers(-scale, scale + 1, 2 * hidden).astype(np.int16), 0)
+
+
+def test_nnue_net_drives_the_search() -> None:
+    """With a network the search evaluates with it: an all-zero network scores every
+    quiet line 0 (the control evaluator would not), a random one gives its own
+    scores, and either still finds forced mates and plays only legal moves."""
+    quiet = "r1bqkb1r/pppp1ppp/2n2n2/4p3/4P3/2N2N2/PPPP1PPP/R1BQKB1R w KQkq - 4 4"
+    zero = _core.AlphaBeta(_net(0))
+    assert zero.uses_nnue and not _core.AlphaBeta().uses_nnue
+    assert zero.search(quiet, depth=4)["score_cp"] == 0
+    assert _core.AlphaBeta().search(quiet, depth=4)["score_cp"] != 0
+    random_net = _net(60)
+    engine = _core.AlphaBeta(random_net)
+    # Kings and locked pawns: no capture or check within reach, so a depth-1 search
+    # scores the best child's negated static evaluation, as NnueNet.evaluate gives it.
+    locked = "4k3/8/8/p1p1p1p1/P1P1P1P1/8/8/4K3 w - - 0 1"
+    board = chess.Board(locked)
+    children = []
+    for move in board.legal_moves:
+        board.push(move)
+        children.append(-random_net.evaluate(board.fen()))
+        board.pop()
+    assert engine.search(locked, depth=1)["score_cp"] == max(children)
+    for fen in MATE_IN_2[:2]:
+        check_mate_result(engine, fen, 2, _core.AlphaBeta(random_net).search(fen, depth=6))
+    board = chess.Board()
+    for _ in range(60):
+        if board.is_game_over():
+            break
+        move = engine.search(board.fen(), nodes=500)["best"]
+        assert chess.Move.from_uci(move) in board.legal_moves
+        board.push_uci(move)

@@ -144,3 +144,19 @@ def test_fuzz_move_strings_never_crash(text: str) -> None:
         assert text not in legal
         return
     assert text in legal or text in {"e1h1", "e1a1"}
+
+
+def test_repr_of_a_game_whose_fen_was_refused_does_not_crash() -> None:
+    """pytest's traceback prints the locals of a failed ``Game(bad_fen)``, ``self``
+    included: the native object behind it was never built, so ``repr`` must not
+    reach it (it once crashed the process in ``Position::fen``)."""
+    captured: list[core.Game] = []
+
+    class Spy(core.Game):
+        def __init__(self, fen: str) -> None:
+            captured.append(self)
+            super().__init__(fen)
+
+    with pytest.raises(core.InvalidFenError):
+        Spy("8/8/8/8/8/8/8/8 w - - 0 0")
+    assert "not initialised" in repr(captured[0])

@@ -28,7 +28,7 @@ LAYERS: list[set[str]] = [
     {"publish"},
     {"evaluate"},
     {"campaign"},
-    {"studies"},  # failure studies: experiment configurations over campaigns, publication and matches
+    {"studies", "nnue"},  # failure studies; the NNUE student's distillation from a teacher campaign
     {"cli", "uci", "web", "demo", "__main__"},  # entry points
 ]
 RANK = {name: i for i, layer in enumerate(LAYERS) for name in layer}

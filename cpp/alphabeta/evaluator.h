@@ -8,29 +8,39 @@
 //   evaluate(pos)          centipawns, side to move's view, of the position
 //                          the stack stands on
 //
-// Today it holds the control evaluator (control_eval.h). Wiring the NNUE in
-// is one pointer and one branch per method: hold `nnue::EvalStack* nnue_`
-// (owned by the searcher, built from a loaded nnue::Network), and begin each
-// method with `if (nnue_) return nnue_->f(...);`.
+// It holds either an NNUE network's accumulator stack (nnue/eval.h; the
+// network is shared, immutable, and kept alive by the evaluator) or, without
+// a network, the control evaluator (control_eval.h): one branch per method.
 #pragma once
 
+#include <memory>
+#include <utility>
+
 #include "alphabeta/control_eval.h"
+#include "nnue/eval.h"
 
 namespace cz::ab {
 
 class Evaluator {
  public:
-  void reset(const Position& root) { control_.reset(root); }
-  void push(const Position& before, Move m) { control_.push(before, m); }
-  void push_null() { control_.push_null(); }
-  void pop() { control_.pop(); }
+  Evaluator() = default;
+  explicit Evaluator(std::shared_ptr<const nnue::Network> net)
+      : net_(std::move(net)), nnue_(net_ ? std::make_unique<nnue::EvalStack>(*net_) : nullptr) {}
+
+  bool uses_nnue() const { return nnue_ != nullptr; }
+  void reset(const Position& root) { nnue_ ? nnue_->reset(root) : control_.reset(root); }
+  void push(const Position& before, Move m) { nnue_ ? nnue_->push(before, m) : control_.push(before, m); }
+  void push_null() { nnue_ ? nnue_->push_null() : control_.push_null(); }
+  void pop() { nnue_ ? nnue_->pop() : control_.pop(); }
   int evaluate(const Position& pos) {
     // Mate scores stay out of reach of any static evaluation.
-    const int v = control_.evaluate(pos);
+    const int v = nnue_ ? nnue_->evaluate(pos) : control_.evaluate(pos);
     return v >= kMateInMaxPly ? kMateInMaxPly - 1 : v <= -kMateInMaxPly ? -kMateInMaxPly + 1 : v;
   }
 
  private:
+  std::shared_ptr<const nnue::Network> net_;
+  std::unique_ptr<nnue::EvalStack> nnue_;
   ControlStack control_;
 };
 

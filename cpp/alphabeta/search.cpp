@@ -11,7 +11,8 @@ namespace {
 constexpr uint64_t kCheckInterval = 1024;  // nodes between two looks at the limits
 }
 
-Searcher::Searcher(size_t hash_mb, const SearchParams& params) : params_(params), tt_(hash_mb) {
+Searcher::Searcher(size_t hash_mb, std::shared_ptr<const nnue::Network> net, const SearchParams& params)
+    : params_(params), tt_(hash_mb), eval_(std::move(net)) {
   history_.clear();
   for (int d = 0; d < 64; ++d)
     for (int m = 0; m < 64; ++m)

@@ -47,7 +47,10 @@ class Searcher {
  public:
   using InfoFn = std::function<void(const SearchReport&)>;
 
-  explicit Searcher(size_t hash_mb, const SearchParams& params = {});
+  // `net`: the NNUE network to evaluate with; null: the control evaluator.
+  explicit Searcher(size_t hash_mb, std::shared_ptr<const nnue::Network> net = nullptr,
+                    const SearchParams& params = {});
+  bool uses_nnue() const { return eval_.uses_nnue(); }
 
   // Searches `root`; `history` holds the keys of the game's earlier positions,
   // oldest first (root excluded), for repetitions. on_info, if set, is called

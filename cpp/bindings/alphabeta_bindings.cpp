@@ -13,12 +13,13 @@
 #include "alphabeta/search.h"
 #include "alphabeta/see.h"
 #include "bindings/common.h"
+#include "nnue/network.h"
 
 namespace czb {
 namespace {
 
 struct PyAlphaBeta {
-  explicit PyAlphaBeta(size_t hash_mb) : s(hash_mb) {}
+  PyAlphaBeta(size_t hash_mb, std::shared_ptr<const nnue::Network> net) : s(hash_mb, std::move(net)) {}
   ab::Searcher s;
   std::atomic<bool> busy{false};
 };
@@ -100,13 +101,18 @@ void bind_alphabeta(py::module_& m) {
       "Static exchange evaluation as the alpha-beta search uses it: does `move` win at least `threshold` cp?");
 
   py::class_<PyAlphaBeta>(m, "AlphaBeta",
-                          "Alpha-beta searcher (docs/nnue.md): net=None searches the control evaluator.")
+                          "Alpha-beta searcher (docs/nnue.md): net=None searches the control evaluator, an NnueNet the network.")
       .def(py::init([](const py::object& net, long long hash_mb) {
-             if (!net.is_none())
-               throw py::value_error("AlphaBeta: NNUE nets are not wired yet; pass net=None (the control evaluator)");
+             std::shared_ptr<const nnue::Network> network;
+             if (!net.is_none()) {
+               if (!py::isinstance<nnue::Network>(net))
+                 throw py::type_error("AlphaBeta: net must be an NnueNet or None (the control evaluator), got " +
+                                      std::string(py::str(py::type::of(net))));
+               network = net.cast<std::shared_ptr<nnue::Network>>();
+             }
              const size_t mb = checked_hash_mb(hash_mb, "AlphaBeta");
              py::gil_scoped_release release;  // allocating and zeroing a large table takes a while
-             return std::make_unique<PyAlphaBeta>(mb);
+             return std::make_unique<PyAlphaBeta>(mb, std::move(network));
            }),
            py::arg("net") = py::none(), py::arg("hash_mb") = 16)
       .def(
@@ -173,7 +179,10 @@ void bind_alphabeta(py::module_& m) {
             py::gil_scoped_release release;
             self.s.set_hash(size);
           },
-          py::arg("mb"), "Resizes (and clears) the transposition table.");
+          py::arg("mb"), "Resizes (and clears) the transposition table.")
+      .def_property_readonly(
+          "uses_nnue", [](const PyAlphaBeta& self) { return self.s.uses_nnue(); },
+          "Whether this searcher evaluates with an NNUE network (else the control evaluator).");
 }
 
 }  // namespace czb

@@ -91,6 +91,7 @@ class Game(_core._Game):
 
     def __init__(self, fen: str | None = None) -> None:
         super().__init__(fen)
+        self._initialised = True
 
     def copy(self) -> Game:
         clone = Game()
@@ -107,6 +108,10 @@ class Game(_core._Game):
         return self._status()[0] != _T.NONE.value
 
     def __repr__(self) -> str:
+        # A Game whose FEN was refused still exists in the traceback's frames (pytest
+        # prints their locals); the native object behind it was never built.
+        if not getattr(self, "_initialised", False):
+            return "Game(<not initialised: invalid FEN>)"
         return f"Game({self.fen()!r}, ply={self.ply})"
 
 

@@ -7,7 +7,8 @@ a Parquet shard), ``train`` (one training quantum), ``publish`` (checkpoint
 ``chesszero.evaluate.ladder``), ``campaign``, ``grow`` (checkpoint -> larger
 network, same outputs), ``web`` (play the model in a browser), ``study``
 (failure studies, ``chesszero.studies``), ``distill`` (a compact student from a
-teacher campaign, measured against it), ``bench`` (delegates to
+teacher campaign, measured against it), ``nnue`` (the NNUE student of the alpha-beta
+engine: ``build`` from a teacher campaign, ``eval``), ``bench`` (delegates to
 ``benchmarks/run_all.py`` of a source checkout).
 
 Bad input (a ``ValueError`` or a missing file, and argument errors) is one
@@ -27,6 +28,7 @@ from chesszero.cli import campaign as campaign_cli
 from chesszero.cli import distill as distill_cli
 from chesszero.cli import grow as grow_cli
 from chesszero.cli import ladder as ladder_cli
+from chesszero.cli import nnue as nnue_cli
 from chesszero.cli import study as study_cli
 from chesszero.cli import web as web_cli
 from chesszero.cli.common import (
@@ -162,9 +164,30 @@ def _selfplay(args: argparse.Namespace) -> int:
 def _uci(args: argparse.Namespace) -> int:
     from chesszero.uci import run_uci
 
+    if args.engine == "alphabeta":
+        return _uci_alphabeta(args)
+    if args.net is not None:
+        raise UsageError("chesszero uci", "--net belongs to --engine alphabeta; the network engine takes --model")
     return run_uci(args.model, args.visits, args.threads, sys.stdin, sys.stdout,
                    parallel_leaves=args.parallel_leaves, seed=args.seed, backend=args.backend,
                    gumbel_root=args.root == "gumbel")
+
+
+def _uci_alphabeta(args: argparse.Namespace) -> int:
+    from chesszero.config import REPO_ROOT
+    from chesszero.nnue.paths import latest_student
+    from chesszero.uci.alphabeta import run_alphabeta_uci
+
+    if args.model is not None:
+        raise UsageError("chesszero uci", "--model belongs to the network engine; --engine alphabeta takes --net")
+    net = args.net
+    if net is None:
+        newest = latest_student(REPO_ROOT)
+        if newest is None:
+            raise UsageError("chesszero uci", "no NNUE student under runs/nnue/: build one with "
+                             "`chesszero nnue build --teacher-campaign NAME`, or pass --net FILE or --net control")
+        net = str(newest)
+    return run_alphabeta_uci(net, sys.stdin, sys.stdout, hash_mb=args.hash)
 
 
 def _bench(argv: Sequence[str]) -> int:
@@ -262,6 +285,13 @@ def build_parser() -> argparse.ArgumentParser:
                      help="root rule (SPEC 6; the GumbelRoot option too)")
     add_backend_argument(uci, default="ort-cpu")
     uci.add_argument("--seed", type=int, default=0)
+    uci.add_argument("--engine", choices=("network", "alphabeta"), default="network",
+                     help="network: the self-play network's tree search (default); alphabeta: the "
+                     "second engine, an NNUE student searched by alpha-beta (docs/nnue.md)")
+    uci.add_argument("--net", default=None,
+                     help="alphabeta only: .nnue file, or 'control' for material + piece-square "
+                     "tables (default: the newest student under runs/nnue/)")
+    uci.add_argument("--hash", type=int, default=16, help="alphabeta only: transposition table MB")
     uci.set_defaults(func=_uci)
 
     ladder_cli.add_parser(sub)
@@ -270,6 +300,7 @@ def build_parser() -> argparse.ArgumentParser:
     web_cli.add_parser(sub)
     study_cli.add_parser(sub)
     distill_cli.add_parser(sub)
+    nnue_cli.add_parser(sub)
     # Delegated: everything after the command name goes to the benchmark runner's parser.
     sub.add_parser("bench", add_help=False,
                    help="run every benchmark, write reports/bench (chesszero bench --help)")

@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from chesszero.cli.common import UsageError, add_backend_argument
 
@@ -32,8 +33,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     show = cmds.add_parser("show", help="print a stored table")
     show.add_argument("table", type=Path)
     show.set_defaults(func=_show)
-    rate = cmds.add_parser("rate", help="rate an ONNX network on a calibrated ladder")
-    rate.add_argument("--model", type=Path, required=True, help="ONNX artifact")
+    rate = cmds.add_parser("rate", help="rate an ONNX network (or the alpha-beta engine) on a calibrated ladder")
+    rate.add_argument("--engine", choices=("network", "alphabeta"), default="network",
+                      help="network: an ONNX artifact's tree search (--model); alphabeta: the NNUE "
+                      "student or control evaluator under alpha-beta (--net, docs/nnue.md)")
+    rate.add_argument("--model", type=Path, default=None, help="ONNX artifact (--engine network)")
+    rate.add_argument("--net", default=None,
+                      help="--engine alphabeta: .nnue file or 'control' (default: the newest student)")
+    rate.add_argument("--movetime-ms", type=int, default=0, help="--engine alphabeta: ms per move")
+    rate.add_argument("--nodes", type=int, default=0, help="--engine alphabeta: nodes per move")
     rate.add_argument("--visits", type=int, default=800, help="visits per move (0: policy only)")
     rate.add_argument("--table", type=Path, default=DEFAULT_TABLE)
     rate.add_argument("--openings", type=Path, default=DEFAULT_OPENINGS)
@@ -87,24 +95,17 @@ def _calibrate(args: argparse.Namespace) -> int:
 
 
 def _rate(args: argparse.Namespace) -> int:
-    from chesszero.evaluate.engine_player import EnginePlayer
     from chesszero.evaluate.ladder import LadderTable, rate_on_ladder
     from chesszero.evaluate.openings import load_openings
-    from chesszero.publish.loading import load_evaluator
 
     table = LadderTable.load(args.table)
     if args.games < 2 or args.games % 2:
         raise ValueError(f"--games must be a positive even number, got {args.games}")
     openings = load_openings(args.openings)[: args.games // 2]
-    notes: list[str] = []
-    evaluator = load_evaluator(args.model, backend=args.backend, threads=args.threads, warnings=notes)
-    for note in notes:
-        print(f"note: {note}", file=sys.stderr)
-    visits = args.visits or None
-    player = EnginePlayer(evaluator, visits=visits, name=Path(args.model).stem, slots=args.concurrency)
+    player, budget = _alphabeta_player(args) if args.engine == "alphabeta" else _network_player(args)
     try:
         rating, matches = rate_on_ladder(
-            player, table, openings, budget=f"{visits} visits" if visits else "policy only", start=args.start,
+            player, table, openings, budget=budget, start=args.start,
             max_matches=args.max_matches, concurrency=args.concurrency, max_plies=args.max_plies)
     finally:
         player.close()
@@ -114,3 +115,41 @@ def _rate(args: argparse.Namespace) -> int:
     if args.json is not None:
         args.json.write_text(json.dumps(rating.to_dict(), indent=2) + "\n")
     return 0
+
+
+def _alphabeta_player(args: argparse.Namespace) -> tuple[Any, str]:
+    from chesszero.config import REPO_ROOT
+    from chesszero.evaluate.alphabeta_player import AlphaBetaPlayer
+    from chesszero.nnue.paths import latest_student
+
+    if args.model is not None:
+        raise UsageError("chesszero ladder rate", "--model belongs to --engine network; alphabeta takes --net")
+    if (args.nodes > 0) == (args.movetime_ms > 0):
+        raise UsageError("chesszero ladder rate", "--engine alphabeta needs exactly one of --nodes and --movetime-ms")
+    net = args.net
+    if net is None:
+        newest = latest_student(REPO_ROOT)
+        if newest is None:
+            raise UsageError("chesszero ladder rate", "no NNUE student under runs/nnue/; pass --net FILE or --net control")
+        net = str(newest)
+    # One searcher: the match's slots are searched one after another, so a timed search
+    # never shares a core with another of ours.
+    player = AlphaBetaPlayer(net, nodes=args.nodes, movetime_ms=args.movetime_ms, engines=1)
+    return player, f"{args.nodes} nodes" if args.nodes else f"{args.movetime_ms} ms"
+
+
+def _network_player(args: argparse.Namespace) -> tuple[Any, str]:
+    from chesszero.evaluate.engine_player import EnginePlayer
+    from chesszero.publish.loading import load_evaluator
+
+    if args.model is None:
+        raise UsageError("chesszero ladder rate", "--engine network needs --model (an ONNX artifact)")
+    if args.net is not None or args.nodes or args.movetime_ms:
+        raise UsageError("chesszero ladder rate", "--net, --nodes and --movetime-ms belong to --engine alphabeta")
+    notes: list[str] = []
+    evaluator = load_evaluator(args.model, backend=args.backend, threads=args.threads, warnings=notes)
+    for note in notes:
+        print(f"note: {note}", file=sys.stderr)
+    visits = args.visits or None
+    player = EnginePlayer(evaluator, visits=visits, name=Path(args.model).stem, slots=args.concurrency)
+    return player, f"{visits} visits" if visits else "policy only"

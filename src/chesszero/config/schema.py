@@ -17,6 +17,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from chesszero.config.distill import DistillConfig
+from chesszero.config.nnue import NnueConfig
 from chesszero.config.rungs import DEFAULT_RUNGS
 from chesszero.config.schedules import LinearSchedule, StepSchedule
 from chesszero.config.sizes import ModelSize, parse_size
@@ -30,6 +31,7 @@ __all__ = [
     "InferenceConfig",
     "LossWeights",
     "ModelConfig",
+    "NnueConfig",
     "CandidateStart",
     "GumbelConfig",
     "RootRule",
@@ -470,6 +472,7 @@ class Config(_Section):
     campaign: CampaignConfig
     progressive: ProgressiveConfig
     distill: DistillConfig
+    nnue: NnueConfig
 
     @model_validator(mode="after")
     def _growing(self) -> Config:

@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import dataclasses
 import sys
-import threading
 import time
 from dataclasses import dataclass
 from typing import TextIO
@@ -72,8 +71,8 @@ from chesszero.uci.protocol import (
     UciNewGame,
     format_bestmove,
     format_info_string,
-    parse_command,
 )
+from chesszero.uci.session import UciSession
 from chesszero.uci.timeman import MAX_VISITS, TimeSettings, plan_search
 
 ENGINE_AUTHOR = "the chesszero authors"
@@ -121,7 +120,7 @@ _FIELDS = {
 }
 
 
-class UciEngine:
+class UciEngine(UciSession):
     """One UCI session over ``out`` (module docstring)."""
 
     def __init__(
@@ -132,9 +131,8 @@ class UciEngine:
             self.settings.validate()
         except UciError as error:
             raise ValueError(str(error)) from None
+        super().__init__(out)
         self._source = source
-        self._out = out
-        self._write_lock = threading.Lock()
         self._seed = seed
         self._pending = PendingEvaluator(source, self.settings.threads)
         self._search: SlotSearch | None = None
@@ -142,45 +140,6 @@ class UciEngine:
         self._job: SearchJob | None = None
         self._pondering = False
         self.debug = False
-
-    # ------------------------------------------------------------------ I/O
-
-    def emit(self, line: str) -> None:
-        """Writes one line to the GUI (thread-safe; a closed pipe is ignored)."""
-        with self._write_lock:
-            try:
-                self._out.write(line + "\n")
-                self._out.flush()
-            except (BrokenPipeError, ValueError):  # GUI gone or stream closed
-                pass
-
-    def error(self, message: str) -> None:
-        self.emit(format_info_string(f"error {message}"))
-
-    def run(self, stdin: TextIO) -> int:
-        """Reads commands until ``quit`` or end of input; returns the exit status."""
-        while True:
-            line = stdin.readline()
-            if not line:
-                self.handle("quit")
-                return 0
-            if not self.handle(line):
-                return 0
-
-    # ------------------------------------------------------------------ commands
-
-    def handle(self, line: str) -> bool:
-        """Acts on one input line; False once the engine should exit."""
-        try:
-            command = parse_command(line)
-            if command is None:
-                return True
-            return self._dispatch(command)
-        except UciError as error:
-            self.error(str(error))
-        except Exception as error:  # a GUI must never be able to crash the engine
-            self.error(f"internal {type(error).__name__}: {error} (command {line.strip()!r})")
-        return True
 
     @property
     def searching(self) -> bool:
@@ -236,7 +195,7 @@ class UciEngine:
             if self._search is not None:
                 self._search.forget(0)
         elif isinstance(command, Position):
-            self._game = _game_for(command)
+            self._game = game_for(command)
         elif isinstance(command, SetOption):
             self._set_option(command)
         elif isinstance(command, Go):
@@ -333,7 +292,7 @@ class UciEngine:
         self._pondering = False
 
 
-def _game_for(command: Position) -> core.Game:
+def game_for(command: Position) -> core.Game:
     """The game a ``position`` command describes; UciError for a bad FEN or move."""
     try:
         game = core.Game(command.fen)
