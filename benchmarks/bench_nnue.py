@@ -112,8 +112,17 @@ def match_row(name: str, result: MatchResult, reference: str, target_name: str) 
         "elo_is_bound": elo.is_bound})
 
 
+MOVE_OVERHEAD_MS = 10
+"""Both engines reserve the same time per move for the protocol (the network engine's
+default, 100 ms, would leave it 10 ms of a 100 ms move)."""
+
+
 def uci_command(*args: str) -> list[str]:
     return [sys.executable, "-m", "chesszero", "uci", *args]
+
+
+def uci_player(name: str, ms: int, *args: str) -> UciPlayer:
+    return UciPlayer(uci_command(*args), movetime_ms=ms, name=name, options={"MoveOverhead": MOVE_OVERHEAD_MS})
 
 
 def teacher_artifact(student: Path) -> Path | None:
@@ -121,14 +130,14 @@ def teacher_artifact(student: Path) -> Path | None:
     summary = student.parent / "summary.json"
     if not summary.is_file():
         return None
-    recorded = json.loads(summary.read_text()).get("teacher_artifact")
+    recorded = json.loads(summary.read_text()).get("teacher", {}).get("artifact")
     return Path(recorded) if recorded else None
 
 
 def opponents_for_ladder(teacher: Path | None, ms: int) -> list[UciPlayer]:
     if teacher is None or not teacher.is_file():
         return []
-    return [UciPlayer(uci_command("--model", str(teacher), "--visits", "0"), movetime_ms=ms, name="teacher")]
+    return [uci_player("teacher", ms, "--model", str(teacher), "--visits", "0")]
 
 
 def ladder_rows(student: UciPlayer, others: list[UciPlayer], games: list) -> list[Row]:
@@ -192,15 +201,13 @@ def main() -> None:
                         target=target("nnue-size")))
         games = openings[: args.games // 2]
         ms = args.movetime_ms
-        me = UciPlayer(uci_command("--engine", "alphabeta", "--net", str(student)), movetime_ms=ms, name="student")
+        me = uci_player("student", ms, "--engine", "alphabeta", "--net", str(student))
         opponents = [("student-vs-control", "nnue-vs-control",
-                      UciPlayer(uci_command("--engine", "alphabeta", "--net", "control"), movetime_ms=ms,
-                                name="control"))]
+                      uci_player("control", ms, "--engine", "alphabeta", "--net", "control"))]
         teacher = args.teacher or teacher_artifact(Path(student))
         if teacher is not None and teacher.is_file():
             opponents.insert(0, ("student-vs-teacher", "nnue-vs-teacher",
-                                 UciPlayer(uci_command("--model", str(teacher), "--visits", "0"), movetime_ms=ms,
-                                           name="teacher")))
+                                 uci_player("teacher", ms, "--model", str(teacher), "--visits", "0")))
         else:
             notes.append(f"no teacher artifact ({teacher}): student-vs-teacher left out")
         try:

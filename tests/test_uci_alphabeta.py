@@ -165,3 +165,19 @@ def test_player_beats_random_mover_and_plays_legal_moves() -> None:
     assert len(result.games) == 4 and result.score >= 0.75, result.summary()
     with pytest.raises(ValueError, match="exactly one"):
         AlphaBetaPlayer("control", nodes=10, movetime_ms=10)
+
+
+def test_infinite_search_that_proves_a_mate_still_waits_for_stop() -> None:
+    out = Lines()
+    engine = AlphaBetaUci("control", out)
+    engine.handle("position fen 6k1/5ppp/8/8/8/8/5PPP/R5K1 w - - 0 1")  # Ra8#
+    engine.handle("go infinite")
+    out.wait_for("info depth", count=5)
+    assert engine.searching and not any(line.startswith("bestmove") for line in out.lines)
+    engine.handle("stop")
+    assert out.wait_for("bestmove")[-1].split()[1] == "a1a8"
+
+
+def test_limited_search_answers_once_a_mate_is_settled() -> None:
+    result = AlphaBetaEngine("control").search(core.Game(MATE_IN_TWO), AlphaBetaLimits(movetime_ms=60_000))
+    assert result.mate == 2 and result.depth < 20 and result.time_ms < 10_000

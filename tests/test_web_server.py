@@ -154,7 +154,9 @@ def test_the_api_serves_the_page_the_model_and_its_golden_file(client: Client) -
     info = client.get("/api/info").json()
     assert info["label"] == "int8.onnx" and info["default_visits"] == 64
     table = json.loads((REPO_ROOT / "data" / "ladder.json").read_text())
-    assert [o["name"] for o in info["opponents"]] == [r["name"] for r in table["rungs"]]
+    names = [o["name"] for o in info["opponents"]]
+    assert names[: len(table["rungs"])] == [r["name"] for r in table["rungs"]]
+    assert set(names[len(table["rungs"]):]) <= {"alphabeta-control", "alphabeta-student"}
     assert info["opponents"][0]["rating"] == table["rungs"][0]["rating"]
     assert client.get("/static/dist/app.js").status_code == 200
 
@@ -180,7 +182,15 @@ def test_a_ladder_rung_answers_as_an_opponent(client: Client) -> None:
     assert client.post("/api/opponent", {"rung": "random", "moves": moves}).json()["move"] in \
         replay(core.STARTING_FEN, moves).legal_uci()
     response = client.post("/api/opponent", {"rung": "grandmaster", "moves": moves})
-    assert response.status_code == 400 and "no rung 'grandmaster'" in response.json()["error"]
+    assert response.status_code == 400 and "no opponent 'grandmaster'" in response.json()["error"]
+
+
+def test_the_alpha_beta_engine_answers_as_an_opponent(client: Client) -> None:
+    names = [o["name"] for o in client.get("/api/info").json()["opponents"]]
+    assert "alphabeta-control" in names
+    # Scholar's mate is on the board for White: the alpha-beta finds Qxf7#.
+    moves = ["e2e4", "e7e5", "f1c4", "b8c6", "d1h5", "g8f6"]
+    assert client.post("/api/opponent", {"rung": "alphabeta-control", "moves": moves}).json() == {"move": "h5f7"}
 
 
 @pytest.mark.parametrize("body, error", [

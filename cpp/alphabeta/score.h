@@ -18,6 +18,8 @@ constexpr int kInfinite = 32001;     // outside every real score
 constexpr int kNoScore = 32002;      // "no value" (e.g. the static eval of a node in check)
 constexpr int kMateInMaxPly = kMate - kMaxPly;  // every score at least this is a mate
 constexpr int kDraw = 0;
+// Iterations past a mate's length after which a limited search stops deepening.
+constexpr int kMateSpareDepth = 4;
 
 constexpr int mate_in(int ply) { return kMate - ply; }     // we mate `ply` plies from the root
 constexpr int mated_in(int ply) { return -kMate + ply; }   // we are mated `ply` plies from the root

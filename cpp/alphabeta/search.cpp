@@ -134,6 +134,9 @@ SearchReport Searcher::search(const Position& root, const std::vector<Key>& hist
     best.ponder = ponder_move(root, best.pv);
     if (on_info) on_info(best);
     if (stop_.load(std::memory_order_relaxed)) break;  // e.g. stopped from on_info
+    // A mate seen with several plies of depth to spare will not get shorter:
+    // a limited search answers now (an infinite one keeps going until stop).
+    if (!limits.infinite && is_mate_score(score) && depth >= kMate - std::abs(score) + kMateSpareDepth) break;
   }
 
   if (!best.has_score) {

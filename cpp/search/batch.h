@@ -89,8 +89,14 @@ class BatchRing {
 // its tree, or nullptr when it has nothing to traverse; `tree_at(i)` is slot
 // i's tree as it is. A leaf's planes go to row batch.size() of `planes`;
 // `note(kind)` hears of every traversal that ended at a terminal or collided
-// (a collision moves on to the next slot). Returns the slot at which the
-// batch filled up, or -1 when every slot was visited.
+// (a collision moves on to the next slot). A slot also yields after
+// kTerminalRun traversals in a row that ended at terminals or proven nodes:
+// a tree whose every line is decided (a large visit target, e.g. a UCI search
+// bounded only by time) would otherwise spin here without returning to its
+// owner, which checks the clock and `stop` between batches. Returns the slot
+// at which the batch filled up, or -1 when every slot was visited.
+constexpr int kTerminalRun = 4096;
+
 template <class TreeAt, class Ready, class Note>
 int collect_leaves(LeafBatch& batch, float* planes, int capacity, int num, int cursor, TreeAt tree_at,
                    Ready ready, Note note) {
@@ -99,6 +105,7 @@ int collect_leaves(LeafBatch& batch, float* planes, int capacity, int num, int c
     tree_at((i + 3) % num).prefetch_tree();
     tree_at((i + 2) % num).prefetch_root();
     tree_at((i + 1) % num).prefetch_root_children();
+    int terminal_run = 0;
     for (;;) {
       if (int(batch.size()) >= capacity) return i;
       Tree* tree = ready(i);
@@ -106,10 +113,11 @@ int collect_leaves(LeafBatch& batch, float* planes, int capacity, int num, int c
       const Traversal t = tree->traverse(planes + batch.size() * size_t(kPlaneFloats));
       if (t.kind == Traversal::LEAF) {
         batch.add(uint32_t(i), t.node, *tree);
+        terminal_run = 0;
         continue;
       }
       note(t.kind);
-      if (t.kind == Traversal::COLLISION) break;
+      if (t.kind == Traversal::COLLISION || ++terminal_run >= kTerminalRun) break;
     }
   }
   return -1;

@@ -56,7 +56,10 @@ class UciPlayer:
             return
         self._closed = True
         if self._engine is not None:
-            self._engine.quit()
+            try:
+                self._engine.quit()
+            except (TimeoutError, chess.engine.EngineError):  # a hung engine is killed, not waited for
+                self._engine.close()
             self._engine = None
 
     def _process(self) -> chess.engine.SimpleEngine:

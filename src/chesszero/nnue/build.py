@@ -274,6 +274,7 @@ def _export(req: BuildRequest, train_key: str) -> dict[str, Any]:
     stm, nstm = feat["stm"][held], feat["nstm"][held]
     float_cp = evaluate_float(FloatNet(w["w1"], w["b1"], w["w2"], float(w["b2"])), stm, nstm)
     int_cp = evaluate_int(back, stm, nstm).astype(np.float64)
+    trained_cp = _trained_cp(FloatNet(w["w1"], w["b1"], w["w2"], float(w["b2"])), stm, nstm)
     p = lab["p_teacher"][held].astype(np.float64)
     teacher_cp = np.clip(400.0 * np.log(np.clip(p, 1e-9, 1 - 1e-9) / np.clip(1 - p, 1e-9, 1)), -CP_CLIP, CP_CLIP)
     target = target_of(pos["result"][held], lab["p_teacher"][held], req.cfg.nnue.lambda_).astype(np.float64)
@@ -287,9 +288,24 @@ def _export(req: BuildRequest, train_key: str) -> dict[str, Any]:
             "mae_cp_vs_teacher_float": float(np.mean(np.abs(np.clip(float_cp, -CP_CLIP, CP_CLIP) - teacher_cp))),
             "mae_cp_vs_teacher_quantised": float(np.mean(np.abs(np.clip(int_cp, -CP_CLIP, CP_CLIP) - teacher_cp))),
             "max_abs_quantised_minus_float_cp": float(np.max(np.abs(int_cp - float_cp))),
+            # The trained network's own forward pass (quantisation-aware) against the engine's integers.
+            "mae_quantised_vs_trained_cp": float(np.mean(np.abs(int_cp - trained_cp))),
+            "max_abs_quantised_vs_trained_cp": float(np.max(np.abs(int_cp - trained_cp))),
             "native_check": _native_check(student, [str(f) for f in pos["fen"][held]], int_cp)}
     stage.save(train_key, {"holdout_int_cp": int_cp.astype(np.int64)}, done)
     return done
+
+
+def _trained_cp(net: Any, stm: np.ndarray, nstm: np.ndarray) -> np.ndarray:
+    """Centipawns of the PyTorch student as trained (its quantisation-aware forward pass)."""
+    import torch
+
+    from chesszero.nnue.model import NnueModel
+
+    model = NnueModel.from_float_net(net)
+    with torch.no_grad():
+        y = model(torch.from_numpy(np.asarray(stm, np.int64)), torch.from_numpy(np.asarray(nstm, np.int64)))
+    return 400.0 * y.double().numpy()
 
 
 def _native_check(student: Path, fens: list[str], int_cp: np.ndarray) -> dict[str, Any]:

@@ -13,7 +13,8 @@ error ...`` and otherwise ignored.
 ``go`` limits: ``depth``, ``nodes``, ``movetime`` and the clock (``wtime``/
 ``btime``/``winc``/``binc``/``movestogo``, budgeted by ``uci.timeman``) combine,
 the first reached ends the search; ``infinite`` and ``ponder`` search until
-``stop``. ``mate`` and ``searchmoves`` are not supported (an ``info string``
+``stop`` (a mate found earlier is announced, and ``bestmove`` still waits for
+``stop``, as the protocol asks). ``mate`` and ``searchmoves`` are not supported (an ``info string``
 says so). One ``info depth seldepth score cp|mate nodes nps time pv`` line per
 completed iteration, then ``bestmove`` (with ``ponder`` when the PV has one).
 
@@ -130,6 +131,7 @@ class AlphaBetaUci(UciSession):
         self._game = core.Game()
         self._thread: threading.Thread | None = None
         self._until_stop = False
+        self._stop_requested = threading.Event()
         self.debug = False
 
     @property
@@ -191,6 +193,7 @@ class AlphaBetaUci(UciSession):
         for note in notes:
             self.emit(format_info_string(note))
         self._until_stop = limits.infinite
+        self._stop_requested.clear()
         self._thread = threading.Thread(target=self._search, args=(game, limits), name="alphabeta-go", daemon=True)
         self._thread.start()
 
@@ -201,6 +204,8 @@ class AlphaBetaUci(UciSession):
         try:
             result = self._engine.search(game, limits, on_info=lambda r: self.emit(format_result(r)))
             best, ponder = result.best, result.ponder
+            if limits.infinite:  # a search that ended by itself (a proven mate) still waits for stop
+                self._stop_requested.wait()
             if self.debug:
                 self.emit(format_info_string(f"search took {time.monotonic() - started:.3f} s"))
         except Exception as error:  # every go gets its bestmove
@@ -214,6 +219,7 @@ class AlphaBetaUci(UciSession):
 
     def _finish_search(self) -> None:
         if self._thread is not None:
+            self._stop_requested.set()
             while self._thread.is_alive():  # a stop that lands before the search starts is repeated
                 self._engine.stop()
                 self._thread.join(timeout=0.02)
