@@ -171,9 +171,10 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=100, help="games per match (even)")
     parser.add_argument("--movetime-ms", type=int, default=100)
     parser.add_argument("--ladder", action="store_true", help="also rate student and teacher on the ladder")
+    parser.add_argument("--ladder-games", type=int, default=20, help="games per ladder match (even)")
     args = parser.parse_args()
     if args.quick:
-        args.positions, args.nodes, args.games = 5, 20_000, 4
+        args.positions, args.nodes, args.games, args.ladder_games = 5, 20_000, 4, 2
     from chesszero.nnue.paths import latest_student
 
     student = args.net or latest_student(REPO)
@@ -218,7 +219,7 @@ def main() -> None:
                     opponent.close()
                 rows.append(match_row(row_name, result, f"{opponent.name} at {ms} ms a move, same run", target_name))
             if args.ladder:
-                rows += ladder_rows(me, opponents_for_ladder(teacher, ms), games)
+                rows += ladder_rows(me, opponents_for_ladder(teacher, ms), openings[: args.ladder_games // 2])
         finally:
             me.close()
     report(f"Second engine: alpha-beta + NNUE student ({args.movetime_ms} ms a move)", rows, args.json,
