@@ -275,6 +275,12 @@ def test_cli_refuses_bad_parameters(campaign: Path, capsys: pytest.CaptureFixtur
 
 def test_latest_student_is_the_newest_file(tmp_path: Path) -> None:
     assert latest_student(tmp_path) is None
+    retained = tmp_path / "reports" / "nnue" / "t-student" / "student.nnue"
+    retained.parent.mkdir(parents=True)
+    retained.write_bytes(b"x")
+    (tmp_path / "reports" / "nnue" / "ablations").mkdir()
+    (tmp_path / "reports" / "nnue" / "ablations" / "student.nnue").write_bytes(b"x")
+    assert latest_student(tmp_path) == retained  # a fresh clone: the student kept in git
     for i, name in enumerate(["b", "a", "c"]):
         path = tmp_path / "runs" / "nnue" / name / "student.nnue"
         path.parent.mkdir(parents=True)

@@ -68,6 +68,9 @@ def markdown(summary: dict[str, Any]) -> str:
         f"{'equal on ' + str(e['native_check']['positions']) if e['native_check']['checked'] else 'not checked'} |",
         f"| student file | {e['bytes']} bytes |",
     ]
+    if "mae_quantised_vs_trained_cp" in e:  # builds from before quantisation-aware training lack it
+        lines.insert(-1, f"| integers vs the trained network, cp (mean / worst) | "
+                         f"{e['mae_quantised_vs_trained_cp']:.2f} / {e['max_abs_quantised_vs_trained_cp']:.2f} |")
     if check["flat"]:
         lines += ["", f"**Warning:** {t['message']}"]
     return "\n".join(lines) + "\n"
