@@ -12,6 +12,7 @@ game ends. It returns bounds ``(lo, hi)`` on the value for the side to move
 from __future__ import annotations
 
 import random
+import time
 
 import chess
 import numpy as np
@@ -26,6 +27,7 @@ from chesszero.search import (
     analyse,
 )
 from chesszero.search.assist import with_material_assist
+from chesszero.search.evaluators import NUM_ACTIONS
 from chesszero.selfplay.actor import ActorSettings, SelfPlayActor
 
 # Puzzles with their exact mate distance (checked by python-chess below).
@@ -500,3 +502,25 @@ def test_a_proven_draw_does_not_echo_its_prior_at_the_root() -> None:
     stats = {m.uci: m for m in result.moves}
     assert stats["f6g8"].proven == 0 and stats["f6g8"].visits == 0 and stats["f6g8"].policy_target == 0
     assert result.best_move != "f6g8" and stats[result.best_move].q > 0.2
+
+
+def test_a_tree_whose_every_traversal_ends_at_a_proven_node_returns_to_its_owner() -> None:
+    """White (Kc1, Rd1 vs Ka1) can stalemate with Rd2 and the scripted network puts
+    all its prior there and calls every position lost for the side to move, so
+    each traversal goes to the proven draw and ends there: no leaf for the
+    network. With a visit target of 10^8 (a UCI search bounded only by time)
+    the prepare loop once spun through all of them (minutes, seen in a stuck
+    `chesszero uci` under gdb); it now hands back after kTerminalRun (4,096)
+    such traversals, so the owner can check its clock and `stop`."""
+    game = core.Game("8/8/8/8/8/8/8/k1KR4 w - - 0 1")
+    stalemate = game.action_of("d1d2")
+
+    def lost_everywhere(planes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        logits = np.full((len(planes), NUM_ACTIONS), -30.0, np.float32)
+        logits[:, stalemate] = 30.0
+        return logits, np.tile(np.array([0.0, 0.0, 1.0], np.float32), (len(planes), 1))
+
+    started = time.perf_counter()
+    result = analyse(game, ScriptedEvaluator(lost_everywhere, record=False), visits=100_000_000)
+    assert time.perf_counter() - started < 2.0  # about 2 ms; the old loop took seconds at best
+    assert result.best_move == "d1d2" and 4096 <= result.visits < 10_000
