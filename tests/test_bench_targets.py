@@ -173,16 +173,22 @@ def test_runtime_keeps_the_previous_int8_ratio_beside_the_new_one(tmp_path: Path
     import bench_runtime
 
     old = tmp_path / "runtime.json"  # the format before shared rows (c092460's reports/bench/runtime.json)
-    old.write_text(json.dumps({"rows": [{"runtime": "ONNX Runtime INT8", "threads": 1, "vs_ort_fp32": 2.03},
+    old.write_text(json.dumps({"network": "4x48 fitted 200 steps to a synthetic task (no checkpoint)",
+                               "rows": [{"runtime": "ONNX Runtime INT8", "threads": 1, "vs_ort_fp32": 2.03},
                                         {"runtime": "ONNX Runtime INT8", "threads": 2, "vs_ort_fp32": 1.72}]}))
     previous = bench_runtime.previous_int8_ratios(old)
-    assert previous[1][0] == 2.03 and previous[2][0] == 1.72
+    assert previous[("4x48", 1, False)][0] == 2.03 and previous[("4x48", 2, False)][0] == 1.72
     rows = bench_runtime.runtime_rows({"PyTorch eager FP32": 100.0, "ONNX Runtime FP32": 100.0,
-                                       "ONNX Runtime INT8": 146.0}, 1)
+                                       "ONNX Runtime INT8": 146.0}, 1, "4x48")
     rows += bench_runtime.runtime_rows({"PyTorch eager FP32": 200.0, "ONNX Runtime FP32": 200.0,
-                                        "ONNX Runtime INT8": 340.0}, 2)
+                                        "ONNX Runtime INT8": 340.0}, 2, "4x48")
+    rows += bench_runtime.runtime_rows({"PyTorch eager FP32": 100.0, "ONNX Runtime FP32": 100.0,
+                                        "ONNX Runtime INT8": 100.0}, 1, "6x64")  # no previous 6x64: no row
+    rows += bench_runtime.runtime_rows({"ONNX Runtime FP32": 100.0, "ONNX Runtime INT8": 300.0}, 1, "4x48",
+                                       int8_stem=True)  # no previous INT8-stem run: no row
     regress = bench_runtime.regression_rows(rows, previous)
     assert [r.verdict().label for r in regress] == ["MISSED", "met"]  # 1.46 vs 2.03 dropped; 1.70 vs 1.72 held
+    assert all(r.extra["size"] == "4x48" and r.name.endswith("4x48") for r in regress)
     assert regress[0].rate == pytest.approx(1.46) and regress[0].ratio == pytest.approx(1.46 / 2.03)
     assert bench_runtime.previous_int8_ratios(tmp_path / "absent.json") == {}
 
@@ -191,6 +197,13 @@ def test_runtime_reads_the_result_run_all_kept_beside_the_new_one(tmp_path: Path
     import bench_runtime
 
     kept = tmp_path / "runtime.previous.json"
-    kept.write_text(json.dumps({"rows": [{"name": "ONNX Runtime INT8, 1 thread", "ratio": 1.9,
-                                          "extra": {"threads": 1}}], "run": {"finished": "2026-12-01"}}))
-    assert bench_runtime.previous_int8_ratios(tmp_path / "runtime.json") == {1: (1.9, "2026-12-01")}
+    kept.write_text(json.dumps({"rows": [{"name": "ONNX Runtime INT8, 1 thread, 6x64, INT8 stem", "ratio": 1.9,
+                                          "extra": {"threads": 1, "size": "6x64", "int8_stem": True}}],
+                                "run": {"finished": "2026-12-01"}}))
+    assert bench_runtime.previous_int8_ratios(tmp_path / "runtime.json") == {("6x64", 1, True): (1.9, "2026-12-01")}
+    rows = bench_runtime.runtime_rows({"ONNX Runtime FP32": 100.0, "ONNX Runtime INT8": 150.0}, 1, "6x64",
+                                      int8_stem=True)
+    assert [r.name for r in rows] == ["ONNX Runtime FP32, 1 thread, 6x64, INT8 stem",
+                                      "ONNX Runtime INT8, 1 thread, 6x64, INT8 stem"]
+    regress = bench_runtime.regression_rows(rows, bench_runtime.previous_int8_ratios(tmp_path / "runtime.json"))
+    assert len(regress) == 1 and regress[0].verdict().label == "MISSED"  # 1.5x after 1.9x

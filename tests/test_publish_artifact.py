@@ -29,6 +29,7 @@ from chesszero.publish.calibration import load_calibration_set
 from chesszero.publish.calibration_positions import CalibrationPosition, save_positions
 from chesszero.publish.export import Provenance, export_onnx, load_deploy_state, save_deploy_state
 from chesszero.publish.fold import fold_network
+from chesszero.publish.quantize import quantize_network
 from chesszero.publish.runtime import OrtRuntime, TorchRuntime
 from chesszero.search.evaluators import Evaluator
 
@@ -181,6 +182,34 @@ def test_torch_runtime_refuses_artifacts_without_or_with_broken_state(
     (tmp_path / "text.pt").write_text("hello")
     with pytest.raises(ArtifactError, match="text.pt"):
         load_deploy_state(tmp_path / "text.pt", precision=Precision.FP32)
+
+
+@pytest.mark.parametrize("int8_stem", [False, True])
+def test_deploy_state_round_trip_keeps_the_int8_network(tmp_path: Path, int8_stem: bool) -> None:
+    """save/load of a fake-quantised network (its stem mode, corrections and ranges) computes the same."""
+    int8 = quantize_network(fold_network(trained_net(), int8_stem=int8_stem), calibration())
+    save_deploy_state(int8, tmp_path / "int8.pt")
+    again = load_deploy_state(tmp_path / "int8.pt", precision=Precision.INT8)
+    assert again.int8_stem is int8_stem
+    x = torch.from_numpy(calibration().planes.copy())
+    with torch.no_grad():
+        for a, b in zip(int8(x), again(x), strict=True):
+            torch.testing.assert_close(a, b)
+
+
+def test_deploy_state_of_format_one_still_loads(tmp_path: Path) -> None:
+    """A state written before INT8 stems and bias corrections (format 1) loads as a float-stem network."""
+    int8 = quantize_network(fold_network(trained_net()), calibration())
+    save_deploy_state(int8, tmp_path / "int8.pt")
+    state = torch.load(tmp_path / "int8.pt", weights_only=True)
+    state["format"] = 1
+    del state["int8_stem"]
+    state["state_dict"] = {k: v for k, v in state["state_dict"].items() if not k.endswith("bias_correction")}
+    torch.save(state, tmp_path / "old.pt")
+    old = load_deploy_state(tmp_path / "old.pt", precision=Precision.INT8)
+    x = torch.from_numpy(calibration().planes.copy())
+    with torch.no_grad():
+        torch.testing.assert_close(old(x)[0], int8(x)[0])
 
 
 def test_runtime_without_active_session_refuses_to_evaluate() -> None:

@@ -19,9 +19,10 @@ from publish_support import (  # noqa: F401
 
 from chesszero import core
 from chesszero.publish.artifact import Precision
+from chesszero.publish.deploy_net import INPUT_ZERO_POINT
 from chesszero.publish.export import OPSET, Provenance, export_onnx
 from chesszero.publish.fold import fold_network
-from chesszero.publish.quant_ops import QuantMode, QuantScheme
+from chesszero.publish.quant_ops import INT8_MAX, QuantMode, QuantScheme
 from chesszero.publish.quantize import (
     QatSettings,
     calibrate,
@@ -33,8 +34,8 @@ from chesszero.publish.quantize import (
 from chesszero.publish.runtime import OrtRuntime, TorchRuntime
 
 
-def _int8(scheme: QuantScheme = QuantScheme.CPU):
-    float_net = fold_network(trained_net())
+def _int8(scheme: QuantScheme = QuantScheme.CPU, *, int8_stem: bool = False):
+    float_net = fold_network(trained_net(), int8_stem=int8_stem)
     return float_net, quantize_network(float_net, calibration(), scheme=scheme)
 
 
@@ -102,26 +103,73 @@ def test_quantize_network_keeps_qat_only_when_it_helps() -> None:
     assert calibration_loss(harmful, float_net, calib) == calibration_loss(plain, float_net, calib)
 
 
-def test_int8_export_has_explicit_per_channel_qdq(tmp_path) -> None:
-    _, int8 = _int8()
+@pytest.mark.parametrize("scheme", list(QuantScheme))
+def test_input_quantisation_is_exact(scheme: QuantScheme) -> None:
+    """Every plane value of real positions (and the extremes SPEC 2 allows) lands on the grid."""
+    _, int8 = _int8(scheme, int8_stem=True)
+    assert int8.input_q is not None
+    planes = torch.from_numpy(calibration().planes.copy())
+    extremes = planes[:2].clone()
+    extremes[0, core.NUM_BINARY_PLANES :] = -10.0  # material differences at their lowest
+    extremes[1, core.NUM_BINARY_PLANES :] = 100.0  # the halfmove clock at its cap
+    for x in (planes, extremes):
+        scaled = x * int8.input_scale
+        assert torch.equal(int8.stem_input(x), scaled)
+
+
+def test_stem_bias_correction_centres_the_rounding_error() -> None:
+    """Calibration stores minus the stem's mean rounding error; the float network is untouched."""
+    float_net = fold_network(trained_net(), int8_stem=True)
+    planes = torch.from_numpy(calibration().planes.copy())
+    int8 = quantize_network(float_net, calibration())
+    stem = int8.stem
+    weight, _ = stem.quantized_params(int8.input_q)
+    with torch.no_grad():
+        x = int8.stem_input(planes)
+        error = torch.nn.functional.conv2d(x, weight - stem.weight, None, padding=1).mean(dim=(0, 2, 3))
+    assert error.abs().max() > 1e-4  # there was something to correct
+    torch.testing.assert_close(stem.bias_correction, -error, atol=1e-6, rtol=1e-4)
+    assert torch.equal(stem.bias, float_net.stem.bias)
+    assert not any(bool(conv.bias_correction.any()) for _, conv, _ in int8.quantized_convs() if conv is not stem)
+    plain = quantize_network(fold_network(trained_net()), calibration())  # SPEC 9's float stem
+    assert plain.input_q is None and not plain.stem.bias_correction.any()
+    assert "stem" not in [name for name, _, _ in plain.quantized_convs()]
+
+
+@pytest.mark.parametrize("int8_stem", [False, True])
+def test_int8_export_has_explicit_per_channel_qdq(tmp_path, int8_stem: bool) -> None:
+    _, int8 = _int8(int8_stem=int8_stem)
     calib = calibration()
     artifact = export_onnx(int8, tmp_path / "int8.onnx", Provenance("c", calib.sha256, len(calib)))
     model = onnx.load(str(artifact.path))
     assert max(o.version for o in model.opset_import if o.domain in ("", "ai.onnx")) >= OPSET >= 17
     ops = [n.op_type for n in model.graph.node]
     n_convs = sum(1 for _ in int8.quantized_convs())
+    assert n_convs == 2 * 2 + int8_stem
     assert ops.count("QuantizeLinear") == n_convs + sum(1 for _ in int8.act_quants())
     codes = _weight_codes(model)
     assert len(codes) == n_convs
-    assert all(np.abs(c).max() <= QuantScheme.CPU.weight_qmax for c in codes.values())
-    assert any(np.abs(c).max() == QuantScheme.CPU.weight_qmax for c in codes.values())
+    # An INT8 stem keeps 8-bit weights (its input bytes are at most 116: no int16
+    # saturation, see deploy_net.INPUT_ZERO_POINT); every other convolution 7-bit.
+    stem = [name for name in codes if name.startswith("/stem/")]
+    assert len(stem) == int8_stem and all(np.abs(codes[name]).max() == INT8_MAX for name in stem)
+    rest = [c for name, c in codes.items() if name not in stem]
+    assert all(np.abs(c).max() <= QuantScheme.CPU.weight_qmax for c in rest)
+    assert any(np.abs(c).max() == QuantScheme.CPU.weight_qmax for c in rest)
+    inits = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
+    first = next(n for n in model.graph.node if n.op_type == "QuantizeLinear" and n.input[0] not in inits)
+    if int8_stem:  # the input's quantiser: uint8 with its zero point
+        assert inits[first.input[2]].dtype == np.uint8 and int(inits[first.input[2]]) == INPUT_ZERO_POINT
+    else:  # the first activation quantised is the stem's ReLU6 output
+        assert "stem_q" in first.name
     meta = artifact.metadata
     assert meta.precision is Precision.INT8 and meta.quant_scheme == "cpu"
     assert meta.encoding_version == int(core.ENCODING_VERSION) and meta.network_size == "2x16"
 
 
-def test_tensorrt_scheme_uses_signed_activations_and_full_range_weights(tmp_path) -> None:
-    _, int8 = _int8(QuantScheme.TENSORRT)
+@pytest.mark.parametrize("int8_stem", [False, True])
+def test_tensorrt_scheme_uses_signed_activations_and_full_range_weights(tmp_path, int8_stem: bool) -> None:
+    _, int8 = _int8(QuantScheme.TENSORRT, int8_stem=int8_stem)
     artifact = export_onnx(int8, tmp_path / "trt.onnx", Provenance("c", "d", 1))
     model = onnx.load(str(artifact.path))
     inits = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
@@ -133,13 +181,15 @@ def test_tensorrt_scheme_uses_signed_activations_and_full_range_weights(tmp_path
     assert artifact.metadata.quant_scheme == "tensorrt"
 
 
-def test_int8_onnx_runtime_matches_fake_quantised_torch(tmp_path) -> None:
+@pytest.mark.parametrize("int8_stem", [False, True])
+def test_int8_onnx_runtime_matches_fake_quantised_torch(tmp_path, int8_stem: bool) -> None:
     """ONNX Runtime's integer kernels compute what the fake-quantised model simulates.
 
     With 8-bit weights ONNX Runtime's u8s8 kernels saturate on AVX2 CPUs
-    without VNNI (``vpmaddubsw``); the CPU scheme's 7-bit weights avoid it.
+    without VNNI (``vpmaddubsw``); the CPU scheme's 7-bit weights avoid it,
+    and an INT8 stem's 8-bit weights meet input bytes of at most 116.
     """
-    _, int8 = _int8()
+    _, int8 = _int8(int8_stem=int8_stem)
     calib = calibration()
     artifact = export_onnx(int8, tmp_path / "int8.onnx", Provenance("c", calib.sha256, len(calib)))
     ort_policy, ort_wdl = OrtRuntime(threads=1).build(artifact).evaluate(calib.planes)
@@ -151,10 +201,11 @@ def test_int8_onnx_runtime_matches_fake_quantised_torch(tmp_path) -> None:
     assert np.abs(ort_wdl - wdl).mean() < 1e-4
 
 
+@pytest.mark.parametrize("int8_stem", [False, True])
 @pytest.mark.parametrize("scheme", list(QuantScheme))
-def test_quantised_network_stays_close_to_the_source(scheme: QuantScheme) -> None:
+def test_quantised_network_stays_close_to_the_source(scheme: QuantScheme, int8_stem: bool) -> None:
     net = trained_net()
-    _, int8 = _int8(scheme)
+    _, int8 = _int8(scheme, int8_stem=int8_stem)
     calib = calibration()
     source_policy, source_wdl = TorchRuntime().session_for(net).evaluate(calib.planes)
     policy, wdl = TorchRuntime().session_for(int8).evaluate(calib.planes)

@@ -7,6 +7,7 @@ namespace czb {
 
 void bind_core(py::module_& m) {
   m.attr("NUM_PLANES") = kNumPlanes;
+  m.attr("NUM_BINARY_PLANES") = kNumBinaryPlanes;
   m.attr("NUM_ACTIONS") = kNumActions;
   m.attr("PACKED_BYTES") = kPackedBytes;
   m.attr("ENCODING_VERSION") = kEncodingVersion;

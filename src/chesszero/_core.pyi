@@ -18,6 +18,7 @@ import numpy.typing as npt
 # ----------------------------------------------------------------------------- core
 
 NUM_PLANES: int
+NUM_BINARY_PLANES: int
 NUM_ACTIONS: int
 PACKED_BYTES: int
 ENCODING_VERSION: int

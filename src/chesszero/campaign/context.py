@@ -127,6 +127,7 @@ ADDED_KEYS: dict[str, Any] = {
     "evaluate.adaptive_rungs": 0,
     "campaign.actor_attempts": ANY,  # how often a failed actor job is retried, not what it learns
     "nnue": ANY,  # the NNUE student's distillation (chesszero nnue build), read by no campaign stage
+    "publish.int8_stem": False,
 }
 """Recipe keys added after campaigns existed, with the value that reproduces
 what those campaigns did: a campaign started before a key existed resumes

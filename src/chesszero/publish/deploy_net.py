@@ -9,10 +9,23 @@ Built by :func:`chesszero.publish.fold.fold_network` from a training
   are absent.
 - Quantised (INT8) in :attr:`QuantMode.FAKE_QUANT`: the two convolutions of
   every residual block.  Float: the stem, the global-pooling path (pooling
-  and its Linear), the policy and WDL heads.
+  and its Linear), the policy and WDL heads -- SPEC 9's split.
+- Optionally (``int8_stem``, ``publish.int8_stem``; off by default, since
+  SPEC 9 keeps the start block in float) the stem convolution is INT8 too,
+  on an exact input grid: the scalar planes are divided by
+  :data:`SCALAR_PLANE_DIVISOR` (the stem weights multiplied to match at
+  folding, :func:`stem_weights`), which puts every plane on integers of the
+  grid -- uint8 with zero point :data:`INPUT_ZERO_POINT` on the CPU scheme
+  -- with 8-bit stem weights under every scheme (the bound is in
+  :data:`INPUT_ZERO_POINT`) and a bias correction
+  (:func:`~chesszero.publish.quantize.correct_stem_bias`).  With 7-bit stem
+  weights the gate's policy top-1 agreement fell by 1-2 points on the
+  checkpoints measured; as built, by about 1 (docs/benchmarks.md has the
+  speed and fidelity measured both ways).
 - Activation quantisers (:class:`ActQuant`) sit where an integer runtime
-  needs them: stem output, each block's middle activation, the (biased)
-  input of a pooling block's second convolution, each block's branch output
+  needs them: the input (with ``int8_stem``; fixed, see above), stem
+  output, each block's middle activation, the (biased) input of a pooling
+  block's second convolution, each block's branch output
   before the residual add, and each block output except the last (which
   feeds only the float heads).
 - ``forward`` returns ``(policy_logits [N, 1880], wdl [N, 3])`` with the WDL
@@ -27,9 +40,11 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from chesszero import core
 from chesszero.config.sizes import ModelSize
 from chesszero.publish.policy_fold import FoldedPolicyHead
 from chesszero.publish.quant_ops import (
+    INT8_MAX,
     ActQuant,
     QuantMode,
     QuantScheme,
@@ -39,19 +54,64 @@ from chesszero.publish.quant_ops import (
 )
 
 __all__ = [
+    "INPUT_SCALE",
+    "INPUT_ZERO_POINT",
+    "SCALAR_PLANE_DIVISOR",
     "DeployConv",
     "DeployNet",
     "DeployPoolingBlock",
     "DeployResidualBlock",
     "DeployWdlHead",
+    "input_scale",
+    "stem_weights",
 ]
+
+
+SCALAR_PLANE_DIVISOR = 2
+"""The scalar planes (SPEC 2 planes 40-51) enter the stem divided by this,
+their weights multiplied by it, on an input grid of step
+``1 / SCALAR_PLANE_DIVISOR``: binary planes become the integer 2 and every
+scalar plane its own integer value, so quantising the input is exact.
+Dividing shrinks the rounding error of the large-valued planes' weights
+(the halfmove clock reaches 100) but coarsens the grid of the binary
+planes' weights once the scaled scalar weights are the larger.  Legal-policy
+KL of the INT8 network against its source for the 2x16 test network and
+4x48 / 6x64 campaign checkpoints: divisor 1: 0.0026, 0.0020, 0.0026;
+divisor 2: 0.0030, 0.0016, 0.0016; a float stem: 0.0029, 0.0009, 0.0012.
+Divisors 4 and 8 (measured on an equivalent input form) took the test
+network to 0.0038."""
+INPUT_SCALE = 1.0 / SCALAR_PLANE_DIVISOR
+"""The fixed step of the input quantiser."""
+INPUT_ZERO_POINT = 16
+"""The input's uint8 zero point under :attr:`QuantScheme.CPU`: material
+differences (at least -10) land at 6 or more, the halfmove clock (at most
+100) at 116 or less, so ONNX Runtime's u8s8 kernels multiply bytes of at
+most 116 -- and the stem keeps 8-bit weights where the other convolutions
+use 7: ``2 * 116 * 127 = 29,464`` stays below the int16 saturation of
+``vpmaddubsw`` pair sums on CPUs without VNNI."""
+_BINARY = core.NUM_BINARY_PLANES
+
+
+def input_scale() -> torch.Tensor:
+    """Per-plane factors of the stem input ``[1, 52, 1, 1]`` (1, or ``1 / SCALAR_PLANE_DIVISOR``)."""
+    scale = torch.ones(core.NUM_PLANES)
+    scale[_BINARY:] = INPUT_SCALE
+    return scale[None, :, None, None]
+
+
+@torch.no_grad()
+def stem_weights(weight: torch.Tensor) -> torch.Tensor:
+    """Stem weights on the scaled input ``planes * input_scale()``, equal to ``weight`` on the planes."""
+    return weight / input_scale().to(weight)
 
 
 class DeployConv(nn.Module):
     """A folded convolution (weight and bias), optionally INT8 fake-quantised.
 
     When ``quantizable`` and the network is in :attr:`QuantMode.FAKE_QUANT`,
-    the weight is rounded per output channel and the bias to the int32 grid
+    the weight is rounded per output channel and the bias plus
+    ``bias_correction`` (zero unless calibration set it, see
+    :func:`~chesszero.publish.quantize.correct_stem_bias`) to the int32 grid
     ``scale_in * scale_w`` given the input quantiser ``x_quant``.  The scales
     follow the weights (quantisation-aware fine-tuning) unless
     :meth:`freeze` has fixed them as buffers for export.
@@ -70,6 +130,7 @@ class DeployConv(nn.Module):
         self.weight_qmax = QuantScheme.CPU.weight_qmax
         self.register_buffer("export_scales", None)
         self.register_buffer("export_bias", None)
+        self.register_buffer("bias_correction", torch.zeros_like(self.bias))
 
     def quantized_params(self, x_quant: ActQuant) -> tuple[torch.Tensor, torch.Tensor]:
         """Weight and bias as the INT8 runtime sees them (fake-quantised, float dtype)."""
@@ -77,7 +138,7 @@ class DeployConv(nn.Module):
             return fake_quant_weight(self.weight, self.export_scales), self.export_bias
         scales = weight_scales(self.weight, self.weight_qmax)
         weight = fake_quant_weight(self.weight, scales)
-        bias = quantize_bias(self.bias, x_quant.scale * scales)
+        bias = quantize_bias(self.bias + self.bias_correction, x_quant.scale * scales)
         return weight, bias
 
     @torch.no_grad()
@@ -91,7 +152,7 @@ class DeployConv(nn.Module):
         scales = weight_scales(self.weight, self.weight_qmax)
         self.weight.copy_(fake_quant_weight(self.weight, scales))
         self.export_scales = scales.clone()
-        self.export_bias = quantize_bias(self.bias, x_quant.scale * scales).detach().clone()
+        self.export_bias = quantize_bias(self.bias + self.bias_correction, x_quant.scale * scales).detach().clone()
 
     def forward(self, x: torch.Tensor, x_quant: ActQuant | None = None) -> torch.Tensor:
         weight, bias = self.weight, self.bias
@@ -189,10 +250,24 @@ class DeployNet(nn.Module):
         blocks: list[DeployResidualBlock | DeployPoolingBlock],
         policy_head: FoldedPolicyHead,
         value_head: DeployWdlHead,
+        *,
+        int8_stem: bool = False,
     ) -> None:
         super().__init__()
+        if stem.quantizable != int8_stem:
+            raise ValueError(f"the stem's quantizable flag ({stem.quantizable}) must match int8_stem ({int8_stem})")
         self.size = size
         self.stem = stem
+        self.int8_stem = int8_stem
+        """Whether the stem is an INT8 convolution on the scaled input (weights from :func:`stem_weights`)."""
+        self.input_scale: torch.Tensor | None
+        self.input_q: ActQuant | None
+        if int8_stem:
+            self.register_buffer("input_scale", input_scale().to(stem.weight.device))
+            self.input_q = ActQuant(nonnegative=False, fixed_scale=INPUT_SCALE, cpu_zero_point=INPUT_ZERO_POINT)
+        else:
+            self.register_buffer("input_scale", None)
+            self.input_q = None
         self.stem_q = ActQuant(nonnegative=True)
         self.blocks = nn.ModuleList(blocks)
         self.policy_head = policy_head
@@ -221,7 +296,7 @@ class DeployNet(nn.Module):
         for _, quant in self.act_quants():
             quant.scheme = scheme
         for _, conv, _ in self.quantized_convs():
-            conv.weight_qmax = scheme.weight_qmax
+            conv.weight_qmax = INT8_MAX if conv is self.stem else scheme.weight_qmax
         return self
 
     def act_quants(self) -> Iterator[tuple[str, ActQuant]]:
@@ -232,6 +307,8 @@ class DeployNet(nn.Module):
 
     def quantized_convs(self) -> Iterator[tuple[str, DeployConv, ActQuant]]:
         """The INT8 convolutions with their qualified names and input quantisers."""
+        if self.input_q is not None:
+            yield "stem", self.stem, self.input_q
         x_quant = self.stem_q
         for i, block in enumerate(self.blocks):
             yield f"blocks.{i}.conv1", block.conv1, x_quant
@@ -250,9 +327,15 @@ class DeployNet(nn.Module):
             conv.freeze(x_quant)
         return self
 
+    def stem_input(self, planes: torch.Tensor) -> torch.Tensor:
+        """The stem's input: the planes, or with ``int8_stem`` the planes scaled and quantised."""
+        if self.input_scale is None or self.input_q is None:
+            return planes
+        return self.input_q(planes * self.input_scale)
+
     def trunk(self, planes: torch.Tensor) -> torch.Tensor:
         """Trunk features ``[N, C, 8, 8]`` (the last block's output, left in float)."""
-        x = self.stem_q(F.relu6(self.stem(planes)))
+        x = self.stem_q(F.relu6(self.stem(self.stem_input(planes), self.input_q)))
         x_quant = self.stem_q
         for block in self.blocks:
             x = block(x, x_quant)

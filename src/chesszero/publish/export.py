@@ -56,7 +56,9 @@ __all__ = [
 
 OPSET = 17
 """ONNX opset of exported artifacts (and the minimum accepted)."""
-_STATE_FORMAT = 1
+_STATE_FORMAT = 2
+"""2 adds ``int8_stem`` and each convolution's ``bias_correction`` buffer; a
+format-1 state (float stem, no corrections) still loads."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -160,6 +162,7 @@ def save_deploy_state(net: DeployNet, path: str | Path) -> Path:
         "encoding_version": int(core.ENCODING_VERSION),
         "network_size": net.size.name,
         "quant_scheme": net.quant_scheme.value,
+        "int8_stem": net.int8_stem,
         "state_dict": {k: v.detach().cpu().clone() for k, v in net.state_dict().items()
                        if not k.endswith(("export_scales", "export_bias"))},
     }
@@ -177,15 +180,19 @@ def load_deploy_state(path: str | Path, *, precision: Precision) -> DeployNet:
     path = Path(path)
     try:
         state = torch.load(path, map_location="cpu", weights_only=True)
-        if not isinstance(state, dict) or state.get("format") != _STATE_FORMAT:
+        if not isinstance(state, dict) or state.get("format") not in (1, _STATE_FORMAT):
             raise ValueError(f"format {state.get('format') if isinstance(state, dict) else None!r}")
         if int(state["encoding_version"]) != int(core.ENCODING_VERSION):
             raise ValueError(
                 f"encoding version {state['encoding_version']} differs from the core's "
                 f"{core.ENCODING_VERSION}"
             )
-        net = fold_network(ChessNet(str(state["network_size"]), aux_heads=False).eval())
-        net.load_state_dict(state["state_dict"])
+        int8_stem = bool(state.get("int8_stem", False))
+        net = fold_network(ChessNet(str(state["network_size"]), aux_heads=False).eval(), int8_stem=int8_stem)
+        weights = dict(state["state_dict"])
+        if state["format"] == 1:  # before bias corrections existed: they were zero
+            weights |= {k: v for k, v in net.state_dict().items() if k.endswith("bias_correction")}
+        net.load_state_dict(weights)
         net.set_quant_scheme(QuantScheme(state["quant_scheme"]))
     except (OSError, RuntimeError, ValueError, KeyError) as error:
         raise ArtifactError(f"{path}: not a usable deployment state ({error})") from error

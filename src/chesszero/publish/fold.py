@@ -9,6 +9,8 @@ mode; it is never modified) and returns a new
   using the BatchNorm *running* statistics;
 - the second convolution of each residual block additionally absorbs the
   branch scale ``1/sqrt(B)`` (``w'' = s w'``, ``b'' = s b'``);
+- with ``int8_stem``, the stem's weights are rewritten for the deployment
+  network's scaled input (:func:`~chesszero.publish.deploy_net.stem_weights`);
 - the policy head's query and key projections are folded into one
   (:mod:`~chesszero.publish.policy_fold`), its token layers run as matrices;
 - the training-only next-policy and length heads are dropped; the value
@@ -29,8 +31,10 @@ from chesszero.publish.deploy_net import (
     DeployPoolingBlock,
     DeployResidualBlock,
     DeployWdlHead,
+    stem_weights,
 )
 from chesszero.publish.policy_fold import fold_policy_head
+from chesszero.publish.quant_ops import INT8_MAX
 
 __all__ = ["fold_conv_bn", "fold_network"]
 
@@ -58,6 +62,15 @@ def _conv(conv: nn.Conv2d, bn: nn.BatchNorm2d, *, scale: float = 1.0, quantizabl
     return DeployConv(weight, bias, quantizable=quantizable)
 
 
+def _stem(net: ChessNet, *, int8_stem: bool) -> DeployConv:
+    weight, bias = fold_conv_bn(net.stem_conv, net.stem_bn)
+    if not int8_stem:
+        return DeployConv(weight, bias, quantizable=False)
+    stem = DeployConv(stem_weights(weight), bias, quantizable=True)
+    stem.weight_qmax = INT8_MAX
+    return stem
+
+
 def _fold_block(block: nn.Module, *, last: bool) -> DeployResidualBlock | DeployPoolingBlock:
     if isinstance(block, GlobalPoolingBlock):
         return DeployPoolingBlock(
@@ -76,18 +89,19 @@ def _fold_block(block: nn.Module, *, last: bool) -> DeployResidualBlock | Deploy
     raise TypeError(f"cannot fold unknown block type {type(block).__name__}")
 
 
-def fold_network(net: ChessNet) -> DeployNet:
+def fold_network(net: ChessNet, *, int8_stem: bool = False) -> DeployNet:
     """The deployment copy of ``net`` (float, eval mode, on ``net``'s device).
 
     ``net`` is only read: its parameters, buffers, mode and heads are left
-    exactly as they were.
+    exactly as they were.  ``int8_stem`` makes the stem an INT8 convolution
+    once quantised (``publish.int8_stem``; SPEC 9 keeps it float).
     """
     if not isinstance(net, ChessNet):
         raise TypeError(f"fold_network needs a ChessNet, got {type(net).__name__}")
     head = net.value_head
     deploy = DeployNet(
         net.size,
-        _conv(net.stem_conv, net.stem_bn, quantizable=False),
+        _stem(net, int8_stem=int8_stem),
         [_fold_block(block, last=i == len(net.blocks) - 1) for i, block in enumerate(net.blocks)],
         fold_policy_head(net.policy_head),
         DeployWdlHead(
@@ -95,6 +109,7 @@ def fold_network(net: ChessNet) -> DeployNet:
             copy.deepcopy(head.fc1),
             copy.deepcopy(head.fc2),
         ),
+        int8_stem=int8_stem,
     )
     device = net.stem_conv.weight.device
     return deploy.to(device).eval().requires_grad_(False)

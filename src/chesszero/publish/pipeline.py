@@ -75,13 +75,16 @@ class PublishSettings:
     """Which exported artifact is gated and activated."""
     batch_size: int = 256
     """Evaluation batch for calibration and the gate."""
+    int8_stem: bool = False
+    """Quantise the start block too (``publish.int8_stem``; SPEC 9 keeps it float)."""
 
     @classmethod
     def from_config(cls, cfg: PublishConfig, **overrides: object) -> PublishSettings:
-        """Settings from ``params.yaml``'s ``publish`` section (QAT steps/LR, thresholds)."""
+        """Settings from ``params.yaml``'s ``publish`` section (QAT steps/LR, thresholds, INT8 stem)."""
         base = cls(
             qat=QatSettings(steps=cfg.qat_steps, lr=cfg.qat_lr),
             thresholds=FidelityThresholds.from_config(cfg),
+            int8_stem=cfg.int8_stem,
         )
         return dataclasses.replace(base, **overrides)  # type: ignore[arg-type]
 
@@ -229,7 +232,7 @@ def publish(
     if tune is None:
         tune = dataclasses.replace(calib, source=f"the fidelity gate's own set ({calib.source}; not held out)")
     provenance = Provenance(checkpoint_hash, calib.sha256, len(calib), tune.sha256, tune.source)
-    float_net = fold_network(net)
+    float_net = fold_network(net, int8_stem=settings.int8_stem)
     int8_net = quantize_network(float_net, tune, scheme=settings.scheme, qat=settings.qat, batches=batches)
     save_deploy_state(float_net, out / "fp32.pt")
     save_deploy_state(int8_net, out / "int8.pt")

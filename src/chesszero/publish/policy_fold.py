@@ -48,8 +48,19 @@ class FoldedPolicyHead(nn.Module):
                  head: FromToPolicyHead) -> None:
         super().__init__()
         self.token, self.left, self.row, self.promotion = token, left, row, promotion
-        for name in ("from_to", "promo_piece", "promo_knight", "promo_slot"):
+        for name in ("promo_piece", "promo_knight"):
             self.register_buffer(name, getattr(head, name).clone(), persistent=False)
+        # One gather for every action: the 4,096 square-pair scores are followed
+        # by one score per promotion offset (its square pair's score plus the
+        # offset), and each action reads its own column of that row.
+        slots = head.promo_piece.numel()
+        promotion = torch.nonzero(head.promo_slot < slots).flatten()
+        pair_of_slot = torch.empty(slots, dtype=torch.long)
+        pair_of_slot[head.promo_slot[promotion]] = head.from_to[promotion]
+        column = head.from_to.clone()
+        column[promotion] = 64 * 64 + head.promo_slot[promotion]
+        self.register_buffer("pair_of_slot", pair_of_slot.to(head.from_to.device), persistent=False)
+        self.register_buffer("column", column, persistent=False)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         n, channels = x.shape[0], x.shape[1]
@@ -57,12 +68,11 @@ class FoldedPolicyHead(nn.Module):
         tokens = F.gelu(self.token(flat))  # [N * 64, d]
         left = self.left(tokens).reshape(n, 64, -1)
         scores = torch.matmul(left, tokens.reshape(n, 64, -1).transpose(1, 2))
-        scores = scores + self.row(tokens).reshape(n, 64, 1)
-        logits = scores.reshape(n, 64 * 64).index_select(1, self.from_to)
+        scores = (scores + self.row(tokens).reshape(n, 64, 1)).reshape(n, 64 * 64)
         u = self.promotion(tokens).reshape(n, 64 * len(PROMOTION_PIECES))
         offsets = u.index_select(1, self.promo_piece) - u.index_select(1, self.promo_knight)
-        offsets = torch.cat([offsets, offsets.new_zeros(n, 1)], dim=1)
-        return logits + offsets.index_select(1, self.promo_slot)
+        promoted = scores.index_select(1, self.pair_of_slot) + offsets
+        return torch.cat([scores, promoted], dim=1).index_select(1, self.column)
 
 
 @torch.no_grad()

@@ -100,20 +100,43 @@ class ActQuant(nn.Module):
     (``scale = amax / 255``), otherwise on int8 (``scale = amax / 127``).
     In :attr:`QuantMode.FAKE_QUANT` the forward pass rounds to the grid and
     back, with a straight-through gradient inside the range.
+
+    ``fixed_scale`` gives a step that calibration never changes and every
+    scheme keeps (``amax`` stays 0), and ``cpu_zero_point`` a uint8 zero
+    point for :attr:`QuantScheme.CPU` (TensorRT takes only int8 with zero
+    point 0): the network input, whose values are known in advance
+    (:class:`~chesszero.publish.deploy_net.DeployNet`), goes onto a grid that
+    holds it exactly.
     """
 
-    def __init__(self, *, nonnegative: bool) -> None:
+    def __init__(
+        self, *, nonnegative: bool, fixed_scale: float | None = None, cpu_zero_point: int = 0
+    ) -> None:
         super().__init__()
+        if not 0 <= cpu_zero_point <= UINT8_MAX or (cpu_zero_point and nonnegative):
+            raise ValueError(f"invalid uint8 zero point {cpu_zero_point} (nonnegative={nonnegative})")
         self.nonnegative = nonnegative
         self.mode = QuantMode.FLOAT
         self.scheme = QuantScheme.CPU
         self.export_scale: float | None = None
+        self.fixed_scale = fixed_scale
+        self.cpu_zero_point = cpu_zero_point
         self.register_buffer("amax", torch.zeros(()))
+
+    @property
+    def fixed(self) -> bool:
+        """Whether the step is fixed (never calibrated)."""
+        return self.fixed_scale is not None
 
     @property
     def unsigned(self) -> bool:
         """Whether this quantiser uses the uint8 grid under the current scheme."""
-        return self.nonnegative and self.scheme is QuantScheme.CPU
+        return (self.nonnegative or self.cpu_zero_point > 0) and self.scheme is QuantScheme.CPU
+
+    @property
+    def zero_point(self) -> int:
+        """The integer that stands for 0 under the current scheme."""
+        return self.cpu_zero_point if self.scheme is QuantScheme.CPU else 0
 
     @property
     def qrange(self) -> tuple[int, int]:
@@ -122,12 +145,14 @@ class ActQuant(nn.Module):
 
     @property
     def calibrated(self) -> bool:
-        """Whether a range has been observed."""
-        return bool(self.amax > 0)
+        """Whether a range has been observed (or the step is fixed)."""
+        return self.fixed or bool(self.amax > 0)
 
     @property
     def scale(self) -> torch.Tensor:
         """The quantisation step (0-d tensor)."""
+        if self.fixed_scale is not None:
+            return torch.tensor(self.fixed_scale, device=self.amax.device)
         return torch.clamp(self.amax / self.qrange[1], min=MIN_SCALE)
 
     def freeze(self) -> None:
@@ -137,22 +162,24 @@ class ActQuant(nn.Module):
         self.export_scale = float(self.scale)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if self.mode is QuantMode.OBSERVE:
+        if self.mode is QuantMode.OBSERVE and not self.fixed:
             with torch.no_grad():
                 self.amax.copy_(torch.maximum(self.amax, x.detach().abs().amax().float()))
             return x
         if self.mode is QuantMode.FAKE_QUANT:
             qmin, qmax = self.qrange
             if self.export_scale is not None:  # a constant, so ONNX export emits fixed Q/DQ
-                return torch.fake_quantize_per_tensor_affine(x, self.export_scale, 0, qmin, qmax)
+                return torch.fake_quantize_per_tensor_affine(x, self.export_scale, self.zero_point, qmin, qmax)
             if not self.calibrated:
                 raise RuntimeError("activation quantiser used before calibration (amax is 0)")
-            zero = torch.zeros((), dtype=torch.int32, device=x.device)
+            zero = torch.full((), self.zero_point, dtype=torch.int32, device=x.device)
             return torch.fake_quantize_per_tensor_affine(x, self.scale.float(), zero, qmin, qmax)
         return x
 
     def extra_repr(self) -> str:
         grid = "uint8" if self.unsigned else "int8"
+        if self.fixed_scale is not None:
+            return f"mode={self.mode.value}, grid={grid}, fixed scale={self.fixed_scale:.4g}"
         return f"mode={self.mode.value}, grid={grid}, amax={float(self.amax):.4g}"
 
 
