@@ -50,6 +50,7 @@ from targets import target
 
 from chesszero import core
 from chesszero.config import ConfigError, load_config
+from chesszero.config.sizes import parse_size
 from chesszero.model import ChessNet
 from chesszero.publish.calibration import calibration_set_from_games, load_calibration_set
 from chesszero.publish.fidelity import FidelityReport
@@ -125,11 +126,19 @@ def cpu_flags() -> str:
     return ", ".join(f for f in wanted if f" {f} " in f"{flags} ") or "no avx2"
 
 
+def size_name(text: str) -> str:
+    """An argparse type: a network size such as ``6x64`` (a bad one is a usage error naming it)."""
+    try:
+        return parse_size(text).name
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from error
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--preset", default="cpu", help="params.yaml preset (network size, QAT, thresholds)")
     parser.add_argument("--checkpoint", type=Path, help="publish this training checkpoint instead")
-    parser.add_argument("--sizes", nargs="+", help="network sizes to fit and measure (default: the "
+    parser.add_argument("--sizes", nargs="+", type=size_name, help="network sizes to fit and measure (default: the "
                         "preset's model.size and its progressive.stages)")
     parser.add_argument("--batch", type=int, default=256, help="positions per evaluation (self-play batch)")
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2], help="intra-op thread counts")

@@ -263,6 +263,7 @@ class DeployNet(nn.Module):
         self.input_scale: torch.Tensor | None
         self.input_q: ActQuant | None
         if int8_stem:
+            stem.weight_qmax = INT8_MAX  # every scheme: see INPUT_ZERO_POINT
             self.register_buffer("input_scale", input_scale().to(stem.weight.device))
             self.input_q = ActQuant(nonnegative=False, fixed_scale=INPUT_SCALE, cpu_zero_point=INPUT_ZERO_POINT)
         else:

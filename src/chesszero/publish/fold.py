@@ -34,7 +34,6 @@ from chesszero.publish.deploy_net import (
     stem_weights,
 )
 from chesszero.publish.policy_fold import fold_policy_head
-from chesszero.publish.quant_ops import INT8_MAX
 
 __all__ = ["fold_conv_bn", "fold_network"]
 
@@ -66,9 +65,7 @@ def _stem(net: ChessNet, *, int8_stem: bool) -> DeployConv:
     weight, bias = fold_conv_bn(net.stem_conv, net.stem_bn)
     if not int8_stem:
         return DeployConv(weight, bias, quantizable=False)
-    stem = DeployConv(stem_weights(weight), bias, quantizable=True)
-    stem.weight_qmax = INT8_MAX
-    return stem
+    return DeployConv(stem_weights(weight), bias, quantizable=True)
 
 
 def _fold_block(block: nn.Module, *, last: bool) -> DeployResidualBlock | DeployPoolingBlock:

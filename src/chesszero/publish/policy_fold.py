@@ -55,6 +55,8 @@ class FoldedPolicyHead(nn.Module):
         # offset), and each action reads its own column of that row.
         slots = head.promo_piece.numel()
         promotion = torch.nonzero(head.promo_slot < slots).flatten()
+        if not torch.equal(torch.sort(head.promo_slot[promotion]).values, torch.arange(slots, device=promotion.device)):
+            raise ValueError("the action table's promotion slots do not map one action to each offset")
         pair_of_slot = torch.empty(slots, dtype=torch.long)
         pair_of_slot[head.promo_slot[promotion]] = head.from_to[promotion]
         column = head.from_to.clone()

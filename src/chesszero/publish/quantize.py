@@ -79,7 +79,7 @@ def _planes_tensor(planes: torch.Tensor | np.ndarray, device: torch.device) -> t
 
 
 def _device(net: DeployNet) -> torch.device:
-    return net.stem.bias.device
+    return net.stem.weight.device
 
 
 @torch.no_grad()
