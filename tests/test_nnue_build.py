@@ -23,7 +23,7 @@ from chesszero.config import load_config
 from chesszero.nnue import native
 from chesszero.nnue.build import BuildRequest, run_build, search_net
 from chesszero.nnue.fileformat import file_size
-from chesszero.nnue.labels import check_values, searched_values, value_head
+from chesszero.nnue.labels import check_values, p_label, p_search, searched_values, value_head
 from chesszero.nnue.paths import latest_student
 from chesszero.nnue.positions import (
     HOLDOUT,
@@ -104,7 +104,7 @@ def material_teacher() -> ScriptedEvaluator:
 def recipe(**nnue: object):  # -> Config
     return load_config("params.yaml", preset="smoke", overrides={
         "nnue.max_games": None, "nnue.holdout_fraction": 0.2, "nnue.teacher_search_fraction": 0.05,
-        "nnue.search_games": 0, **{f"nnue.{k}": v for k, v in nnue.items()}})
+        "nnue.search_games": 0, "nnue.search_label_weight": 0.0, **{f"nnue.{k}": v for k, v in nnue.items()}})
 
 
 def test_positions_are_the_quiet_searched_ones_with_their_results(campaign: Path) -> None:
@@ -151,6 +151,31 @@ def test_all_shards_dedup_by_key_and_hold_out_by_key_hash(campaign: Path) -> Non
     assert 0 < out["holdout"].sum() < len(out["key"])
     capped = finish(rows.arrays(), holdout_fraction=0.2, max_positions=20)
     assert len(capped["key"]) == 20 and set(capped["key"]) <= set(out["key"])
+    assert np.isnan(out["search_cp"]).all()  # teacher rows carry no search score
+
+
+def test_search_scores_are_averaged_over_the_duplicates_that_have_one() -> None:
+    rows = PositionRows()
+    for cp in (100.0, float("nan"), 300.0):
+        rows.offer(core.Game(), "e2e4", 0.5, SOURCE_SEARCH, cp)
+    rows.offer(_after(["e2e4"]), "e7e5", 0.5, SOURCE_SEARCH)
+    out = finish(rows.arrays(), holdout_fraction=0.2)
+    np.testing.assert_array_equal(out["duplicates"], [3, 1])
+    assert out["search_cp"][0] == pytest.approx(200.0) and np.isnan(out["search_cp"][1])
+
+
+def test_the_label_mixes_search_and_teacher_where_the_search_scored() -> None:
+    labels = {"p_teacher": np.array([0.2, 0.4, 0.9], np.float32),
+              "p_search": p_search(np.array([0.0, np.nan, 4000.0]))}
+    np.testing.assert_allclose(labels["p_search"][[0, 2]], [0.5, 1.0 / (1.0 + np.exp(-5.0))], rtol=1e-6)
+    np.testing.assert_allclose(p_label(labels, 0.75), [0.75 * 0.5 + 0.25 * 0.2, 0.4,
+                                                       0.75 * labels["p_search"][2] + 0.25 * 0.9], rtol=1e-6)
+    np.testing.assert_array_equal(p_label(labels, 0.0), labels["p_teacher"])
+    np.testing.assert_allclose(p_label(labels, 1.0)[[0, 2]], labels["p_search"][[0, 2]])
+    with pytest.raises(ValueError, match="no alpha-beta search scores"):
+        p_label({"p_teacher": labels["p_teacher"]}, 0.5)
+    with pytest.raises(ValueError, match="search_label_weight"):
+        p_label(labels, 1.5)
 
 
 def test_teacher_campaign_errors_name_the_campaign(campaign: Path, tmp_path: Path) -> None:
@@ -310,6 +335,45 @@ def test_alpha_beta_games_add_quiet_positions_with_results() -> None:
     again = PositionRows()
     play_search_games(settings, again)  # seeded: the same games whatever the threads did
     np.testing.assert_array_equal(again.arrays()["key"], a["key"])
+    # each row carries the score the search reported for its move, mates clipped to +-2000
+    scores = a["search_cp"]
+    assert np.isfinite(scores).mean() > 0.9 and np.nanmax(np.abs(scores)) <= 2000.0
+    np.testing.assert_array_equal(again.arrays()["search_cp"], scores)
+
+
+@pytest.mark.skipif(not (HAS_ALPHABETA and HAS_FEATURES), reason="needs _core.AlphaBeta and the NNUE features")
+def test_search_labels_take_the_games_scores_and_search_the_teachers_positions(campaign: Path,
+                                                                               tmp_path: Path) -> None:
+    from chesszero.nnue.searchgames import SearchGameSettings, search_scores
+
+    teacher = teacher_campaign(campaign, "fake")
+    cfg = recipe(search_games=2, search_label_weight=1.0, search_net="control", search_nodes=500)
+    req = BuildRequest(campaign, "search-labels", cfg, teacher, tmp_path / "report", evaluator=material_teacher,
+                       evaluator_id="material", track=False)
+    summary = run_build(req, console=_console(), progress=False)
+    pos, lab = Stage(req.work, "positions").load(), Stage(req.work, "labels").load()
+    games = pos["source"] == SOURCE_SEARCH
+    assert games.any() and (~games).any()
+    known = games & np.isfinite(pos["search_cp"])
+    np.testing.assert_array_equal(lab["search_cp"][known], pos["search_cp"][known])  # the games' own scores
+    rest = np.flatnonzero(~known)
+    settings = SearchGameSettings(games=0, net=None, depth=0, nodes=500, random_plies=0, max_plies=1, threads=1,
+                                  seed=0)
+    np.testing.assert_array_equal(lab["search_cp"][rest], search_scores(settings, [str(f) for f in pos["fen"][rest]]))
+    np.testing.assert_array_equal(lab["p_search"], p_search(lab["search_cp"]))
+    made = summary["teacher_values"]["search_labels"]
+    assert made["from_games"] == int(known.sum()) and made["searched"] == len(rest)
+    assert made["corr_with_teacher"] > 0.5  # the control's search and a material teacher agree
+    assert summary["export"]["mae_cp_vs_search_quantised"] is not None
+    # another weight retrains on the same labels
+    stamp = Stage(req.work, "labels").arrays_path.stat().st_mtime_ns
+    student = (req.work / "student.nnue").read_bytes()
+    half = BuildRequest(campaign, "search-labels", recipe(search_games=2, search_label_weight=0.5,
+                                                          search_net="control", search_nodes=500),
+                        teacher, tmp_path / "report", evaluator=material_teacher, evaluator_id="material", track=False)
+    run_build(half, console=_console(), progress=False)
+    assert Stage(req.work, "labels").arrays_path.stat().st_mtime_ns == stamp
+    assert (req.work / "student.nnue").read_bytes() != student
 
 
 def test_cli_eval_prints_the_cores_evaluation(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -333,3 +397,29 @@ def test_cli_eval_prints_the_cores_evaluation(tmp_path: Path, capsys: pytest.Cap
     stm, nstm = native.features_batch(fens)
     assert [int(line.split("\t")[0]) for line in out.splitlines()] == list(evaluate_int(q, stm, nstm))
     assert main(["nnue", "eval", "--net", str(net.with_name("none.nnue")), fens[0]]) == 2
+
+
+@pytest.mark.skipif(not (HAS_ALPHABETA and HAS_FEATURES), reason="needs _core.AlphaBeta and the NNUE features")
+def test_a_second_round_searches_with_the_first_rounds_student(campaign: Path, tmp_path: Path) -> None:
+    from chesszero.fsio import file_sha256
+
+    teacher = teacher_campaign(campaign, "fake")
+    cfg = recipe(search_games=2, search_label_weight=1.0, search_net="control", search_nodes=300, rounds=2)
+    req = BuildRequest(campaign, "two-rounds", cfg, teacher, tmp_path / "report", evaluator=material_teacher,
+                       evaluator_id="material", track=False)
+    console = _console()
+    summary = run_build(req, console=console, progress=False)
+    first = req.work / "round-1" / "student.nnue"
+    assert first.is_file() and (req.work / "student.nnue").is_file()
+    assert [r["search_net"] for r in summary["rounds"]] == ["control", str(first)]
+    assert summary["positions"]["search"]["net"] == file_sha256(first)  # round 2's games: round 1's student
+    own = Stage(req.work, "positions").load()
+    assert Stage(req.work / "round-1", "positions").load()["search_cp"].size > 0
+    trained = summary["training"]  # round 2 trains on both rounds' positions
+    assert trained["rounds_pooled"] == 2 and trained["train_positions"] > int((~own["holdout"]).sum())
+    assert summary["recipe"]["search_net"] == str(first) and "round 2 of 2" in console.export_text()
+    assert latest_student(campaign) != first  # a round's student is not a build's
+    assert "Bootstrap rounds" in (tmp_path / "report" / "nnue.md").read_text()
+    stamp = (req.work / "student.nnue").stat().st_mtime_ns  # a rerun redoes nothing
+    run_build(req, console=_console(), progress=False)
+    assert (req.work / "student.nnue").stat().st_mtime_ns == stamp

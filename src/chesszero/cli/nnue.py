@@ -18,7 +18,8 @@ from chesszero.cli.common import _load_recipe, _recipe_arguments
 
 # flag -> recipe key (the flags are shortcuts for --set nnue.KEY=VALUE)
 _SHORTCUTS = {"hidden": "hidden", "lambda_": "lambda", "epochs": "epochs", "max_games": "max_games",
-              "max_positions": "max_positions", "search_games": "search_games"}
+              "max_positions": "max_positions", "search_games": "search_games",
+              "search_label_weight": "search_label_weight"}
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -45,6 +46,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     b.add_argument("--max-games", type=int, default=None, help="newest teacher games read (nnue.max_games)")
     b.add_argument("--max-positions", type=int, default=None, help="positions kept (nnue.max_positions)")
     b.add_argument("--search-games", type=int, default=None, help="alpha-beta games (nnue.search_games)")
+    b.add_argument("--search-label-weight", type=float, default=None, metavar="W",
+                   help="weight of the alpha-beta search's score in the label (nnue.search_label_weight)")
     b.add_argument("--no-mlflow", action="store_true", help="do not record an MLflow run")
     b.add_argument("--quiet", action="store_true", help="no progress bars")
     b.set_defaults(func=_without_traceback(_build))

@@ -3,8 +3,10 @@ teacher campaign (``chesszero nnue build``, docs/nnue.md section 8).
 
 Positions come from the teacher's game records and, optionally, from games
 of the alpha-beta search (``search_games``); labels from the teacher's value
-head (and its searched root value on a subset); the trainer fits
-``sigmoid(eval / 400)`` to ``lambda * result + (1 - lambda) * p_teacher``.
+head (and its searched root value on a subset) and from the alpha-beta
+search's score (``search_label_weight``); the trainer fits
+``sigmoid(eval / 400)`` to ``lambda * result + (1 - lambda) * p_label`` with
+``p_label = w * p_search + (1 - w) * p_teacher``.
 No defaults here: ``params.yaml`` is the single source of the recipe.
 """
 
@@ -56,6 +58,13 @@ class NnueConfig(BaseModel):
     search_random_plies: NonNegativeInt = Field(description="Random plies opening each search game.")
     search_max_plies: PositiveInt = Field(description="Plies after which a search game stops (result unknown).")
     search_threads: PositiveInt = Field(description="Search games played at once (the search releases the GIL).")
+    # --- labels of the alpha-beta search (the same network and limits as its games)
+    search_label_weight: float = Field(
+        ge=0.0, le=1.0, description="Weight w of the alpha-beta search's score in the label (1 - w: the teacher's); "
+                                    "0: the teacher alone.")
+    rounds: PositiveInt = Field(
+        description="Bootstrap rounds: round k's alpha-beta (games and labels) searches with round k-1's student; "
+                    "round 1 with search_net.")
     # --- training
     epochs: PositiveInt
     batch_size: PositiveInt
@@ -79,4 +88,6 @@ class NnueConfig(BaseModel):
             raise ValueError(f"lr_final ({self.lr_final}) must not exceed lr ({self.lr})")
         if self.search_games and not (self.search_depth or self.search_nodes):
             raise ValueError("search games need a limit per move: search_depth and/or search_nodes > 0")
+        if self.search_label_weight and not (self.search_depth or self.search_nodes):
+            raise ValueError("search labels need a limit per search: search_depth and/or search_nodes > 0")
         return self

@@ -13,21 +13,30 @@
   values near 0 everywhere: nothing to distil. ``ValueCheck.flat`` says so.
 - ``p_teacher(raw, searched)``: ``(v + 1) / 2`` of the searched value where
   there is one, else of the value head.
+- ``p_search(cp)``: the alpha-beta search's score as a probability,
+  ``sigmoid(clip(cp, +-2000) / 400)`` (NaN stays NaN: no score).
+- ``p_label(labels, w)``: ``w * p_search + (1 - w) * p_teacher`` where the
+  search scored the position, else ``p_teacher`` (``nnue.search_label_weight``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
 
 from chesszero import core
+from chesszero.nnue.positions import CP_CLIP
 from chesszero.search.assist import material_balance
 from chesszero.search.evaluators import Evaluator
 
-__all__ = ["ValueCheck", "check_values", "p_teacher", "searched_values", "value_head"]
+__all__ = ["CP_SCALE", "ValueCheck", "check_values", "p_label", "p_search", "p_teacher", "searched_values",
+           "value_head"]
+
+CP_SCALE = 400.0
+"""Centipawns per logit unit: a probability is ``sigmoid(cp / 400)`` (the student's loss uses the same scale)."""
 
 
 def value_head(evaluator: Evaluator, planes: np.ndarray, *, batch: int,
@@ -112,3 +121,24 @@ def p_teacher(raw: np.ndarray, searched: np.ndarray) -> np.ndarray:
     """``(v + 1) / 2`` with ``v`` the searched value where known (not NaN), else the value head's."""
     v = np.where(np.isnan(searched), raw, searched)
     return np.clip((v + 1.0) / 2.0, 0.0, 1.0).astype(np.float32)
+
+
+def p_search(cp: np.ndarray) -> np.ndarray:
+    """``sigmoid(clip(cp, +-2000) / 400)``, float32; NaN (no score) stays NaN."""
+    cp = np.clip(np.asarray(cp, np.float64), -CP_CLIP, CP_CLIP)
+    return (1.0 / (1.0 + np.exp(-cp / CP_SCALE))).astype(np.float32)
+
+
+def p_label(labels: Mapping[str, np.ndarray], weight: float) -> np.ndarray:
+    """The label in [0, 1]: ``weight * p_search + (1 - weight) * p_teacher`` where the search scored the
+    position, else ``p_teacher`` (also when ``weight`` is 0 or the labels hold no search scores)."""
+    if not 0.0 <= weight <= 1.0:
+        raise ValueError(f"nnue.search_label_weight must lie in [0, 1], got {weight!r}")
+    teacher = np.asarray(labels["p_teacher"], np.float64)
+    if not weight:
+        return teacher.astype(np.float32)
+    if "p_search" not in labels:
+        raise ValueError("the labels hold no alpha-beta search scores (built with nnue.search_label_weight=0); "
+                         "rebuild the labels stage")
+    search = np.asarray(labels["p_search"], np.float64)
+    return np.where(np.isnan(search), teacher, weight * search + (1.0 - weight) * teacher).astype(np.float32)

@@ -7,13 +7,16 @@ game records, deduplicated by Zobrist key, with a deterministic held-out split.
 - ``PositionRows``: rows gathered from any source: FEN, Zobrist key (the
   core's ``Game.key``), the game's result from the side to move's view (NaN
   when the game had none), the packed input planes with the game's history
-  (what the teacher saw), the best move and the source.
+  (what the teacher saw), the best move, the source, and the alpha-beta
+  search's score of the position in centipawns when a search game chose the
+  move (NaN otherwise; mates as +-``CP_CLIP``).
 - ``quiet(game, best)``: the side to move is not in check and ``best`` is
   not a capture (it takes a piece: the board holds fewer pieces after it).
 - ``read_teacher_games``: every searched position of the records (a
   late-tail search excepted) whose most visited move is quiet; a capped
   game's result is its cap value (SPEC 5), ``(v + 1) / 2``.
-- ``finish(rows, ...)``: one row per key (results averaged over duplicates,
+- ``finish(rows, ...)``: one row per key (results and search scores
+  averaged over the duplicates that know them,
   the first occurrence's FEN and planes kept), an optional key-hash subset of
   ``max_positions``, and the held-out mask (``key_hash(key, HOLDOUT) <
   fraction``: the same position is always on the same side).
@@ -31,11 +34,13 @@ import polars as pl
 
 from chesszero import core
 
-__all__ = ["HOLDOUT", "SEARCH_SUBSET", "SOURCE_SEARCH", "SOURCE_TEACHER", "SUBSET", "PositionRows",
+__all__ = ["CP_CLIP", "HOLDOUT", "SEARCH_SUBSET", "SOURCE_SEARCH", "SOURCE_TEACHER", "SUBSET", "PositionRows",
            "TeacherCampaign", "finish", "key_fraction", "quiet", "read_teacher_games", "teacher_campaign"]
 
 SOURCE_TEACHER = 0
 SOURCE_SEARCH = 1
+CP_CLIP = 2000.0
+"""Centipawn labels are clipped to +-2000 (sigmoid(5) = 0.993), and a search's mate score is stored as that."""
 HOLDOUT, SUBSET, SEARCH_SUBSET = 1, 2, 3
 """Salts of ``key_fraction``: the held-out split, the ``max_positions`` subset, the teacher-search subset."""
 
@@ -103,13 +108,14 @@ class PositionRows:
         self.planes: list[np.ndarray] = []
         self.best: list[str] = []
         self.source: list[int] = []
+        self.search_cp: list[float] = []
         self.seen = 0  # positions offered, quiet or not
 
     def __len__(self) -> int:
         return len(self.fens)
 
-    def offer(self, game: core.Game, best: str, result: float, source: int) -> bool:
-        """Adds ``game``'s position when it is quiet; ``result`` is from its side to move's view."""
+    def offer(self, game: core.Game, best: str, result: float, source: int, search_cp: float = float("nan")) -> bool:
+        """Adds ``game``'s position when it is quiet; ``result`` and ``search_cp`` are from its side to move's view."""
         self.seen += 1
         if not quiet(game, best):
             return False
@@ -119,13 +125,15 @@ class PositionRows:
         self.planes.append(game.encode_packed())
         self.best.append(best)
         self.source.append(source)
+        self.search_cp.append(search_cp)
         return True
 
     def arrays(self) -> dict[str, np.ndarray]:
         planes = np.stack(self.planes) if self.planes else np.zeros((0, int(core.PACKED_BYTES)), np.uint8)
         return {"fen": np.array(self.fens, dtype=str), "key": np.array(self.keys, np.uint64),
                 "result": np.array(self.results, np.float32), "planes": planes,
-                "best": np.array(self.best, dtype=str), "source": np.array(self.source, np.int8)}
+                "best": np.array(self.best, dtype=str), "source": np.array(self.source, np.int8),
+                "search_cp": np.array(self.search_cp, np.float32)}
 
 
 def _white_result(row: dict, final: core.Game) -> float:
@@ -197,21 +205,27 @@ def read_teacher_games(shards: Sequence[Path], rows: PositionRows, *, max_games:
     return frame.height
 
 
+def _mean_known(values: np.ndarray, inverse: np.ndarray, groups: int) -> np.ndarray:
+    """Per group, the mean of the values that are not NaN (NaN when none is)."""
+    values = values.astype(np.float64)
+    known = ~np.isnan(values)
+    total = np.bincount(inverse, weights=np.where(known, values, 0.0), minlength=groups)
+    count = np.bincount(inverse, weights=known.astype(np.float64), minlength=groups)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(count > 0, total / np.maximum(count, 1), np.nan)
+
+
 def finish(arrays: dict[str, np.ndarray], *, holdout_fraction: float,
            max_positions: int | None = None) -> dict[str, np.ndarray]:
     """Deduplicated, optionally subset, with the ``holdout`` mask (module docstring)."""
     keys = arrays["key"]
     unique, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
-    result = arrays["result"].astype(np.float64)
-    known = ~np.isnan(result)
-    total = np.bincount(inverse, weights=np.where(known, result, 0.0), minlength=len(unique))
-    count = np.bincount(inverse, weights=known.astype(np.float64), minlength=len(unique))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        mean = np.where(count > 0, total / np.maximum(count, 1), np.nan)
     order = np.argsort(first)  # arrival order of each key's first occurrence
     keep = first[order]
     out = {k: v[keep] for k, v in arrays.items()}
-    out["result"] = mean[order].astype(np.float32)
+    for name in ("result", "search_cp"):
+        if name in arrays:
+            out[name] = _mean_known(arrays[name], inverse, len(unique))[order].astype(np.float32)
     out["duplicates"] = np.bincount(inverse, minlength=len(unique))[order].astype(np.int32)
     if max_positions is not None and len(keep) > max_positions:
         chosen = np.sort(np.argsort(key_fraction(out["key"], SUBSET), kind="stable")[:max_positions])

@@ -49,7 +49,8 @@ def markdown(summary: dict[str, Any]) -> str:
     lines = [
         f"# NNUE student `{summary['name']}`", "",
         f"Teacher campaign `{summary['teacher']['campaign']}` ({summary['teacher']['labels_from']}); "
-        f"hidden {summary['hidden']}, lambda {summary['lambda']}.", "",
+        f"hidden {summary['hidden']}, lambda {summary['lambda']}, search label weight "
+        f"{summary.get('search_label_weight', 0.0)} (label = w * alpha-beta + (1 - w) * teacher).", "",
         "| quantity | value |", "|---|---|",
         f"| teacher games read | {p['teacher_games']} |",
         f"| alpha-beta games | {p['search_games']} |",
@@ -58,6 +59,7 @@ def markdown(summary: dict[str, Any]) -> str:
         f"| teacher value std | {_fmt(check['value_std'], 3)} |",
         f"| teacher value vs material correlation | {_fmt(check['material_corr'], 3)} |",
         f"| teacher searched subset | {t['searched']} |",
+        *_search_label_rows(t.get("search_labels"), e),
         f"| best epoch / epochs | {tr['best_epoch']} / {len(tr['history'])} |",
         f"| held-out loss (float / quantised) | {_fmt(e['holdout_loss_float'])} / "
         f"{_fmt(e['holdout_loss_quantised'])} |",
@@ -71,9 +73,25 @@ def markdown(summary: dict[str, Any]) -> str:
     if "mae_quantised_vs_trained_cp" in e:  # builds from before quantisation-aware training lack it
         lines.insert(-1, f"| integers vs the trained network, cp (mean / worst) | "
                          f"{e['mae_quantised_vs_trained_cp']:.2f} / {e['max_abs_quantised_vs_trained_cp']:.2f} |")
+    if len(summary.get("rounds", [])) > 1:
+        lines += ["", "Bootstrap rounds (each round's alpha-beta searches with the previous round's student):", "",
+                  "| round | alpha-beta over | positions | held-out loss | MAE vs alpha-beta label, cp |",
+                  "|---|---|---|---|---|"]
+        lines += [f"| {r['round']} | {r['search_net']} | {r['positions']} | {_fmt(r['holdout_loss'])} | "
+                  f"{_fmt(r['mae_cp_vs_search'], 4)} |" for r in summary["rounds"]]
     if check["flat"]:
         lines += ["", f"**Warning:** {t['message']}"]
     return "\n".join(lines) + "\n"
+
+
+def _search_label_rows(made: dict[str, Any] | None, e: dict[str, Any]) -> list[str]:
+    if not made:
+        return ["| alpha-beta labels | none |"]
+    limit = f"{made['nodes']} nodes" if made["nodes"] else f"depth {made['depth']}"
+    return [f"| alpha-beta labels ({made['net']}, {limit}): from its games / searched / none | "
+            f"{made['from_games']} / {made['searched']} / {made['unknown']} |",
+            f"| alpha-beta label vs teacher value correlation | {_fmt(made['corr_with_teacher'], 3)} |",
+            f"| MAE vs alpha-beta label, cp (quantised) | {_fmt(e.get('mae_cp_vs_search_quantised'), 4)} |"]
 
 
 def _track(req: BuildRequest, summary: dict[str, Any], student: Path) -> str:
@@ -99,7 +117,8 @@ def _track(req: BuildRequest, summary: dict[str, Any], student: Path) -> str:
              "nnue/best_holdout_loss": summary["training"]["best_holdout_loss"],
              "nnue/constant_holdout_loss": summary["training"]["constant_holdout_loss"],
              **{f"nnue/{k}": e[k] for k in ("holdout_loss_float", "holdout_loss_quantised", "mae_cp_vs_teacher_float",
-                                            "mae_cp_vs_teacher_quantised", "bytes")}}
+                                            "mae_cp_vs_teacher_quantised", "mae_cp_vs_search_quantised",
+                                            "bytes") if k in e}}
     tracker.log_metrics({k: float(v) for k, v in final.items() if v is not None},
                         step=len(summary["training"]["history"]))
     tracker.log_artifact(student, "student")
@@ -109,15 +128,16 @@ def _track(req: BuildRequest, summary: dict[str, Any], student: Path) -> str:
 
 
 def write_report(req: BuildRequest, *, positions: dict[str, Any], labels: dict[str, Any],
-                 training: dict[str, Any], export: dict[str, Any]) -> dict[str, Any]:
+                 training: dict[str, Any], export: dict[str, Any],
+                 rounds: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """Writes the summary and table (work folder and report folder), records MLflow; returns the summary."""
     c = req.cfg.nnue
     summary: dict[str, Any] = {
-        "name": req.name, "hidden": c.hidden, "lambda": c.lambda_,
+        "name": req.name, "hidden": c.hidden, "lambda": c.lambda_, "search_label_weight": c.search_label_weight,
         "teacher": {"campaign": req.teacher.name, "artifact": str(req.teacher.artifact or ""),
                     "labels_from": labels["teacher"], "run_id": req.teacher.run_id},
         "positions": positions, "teacher_values": labels, "training": training, "export": export,
-        "student": export["path"], "bytes": export["bytes"],
+        "rounds": rounds or [], "student": export["path"], "bytes": export["bytes"],
         "holdout_loss": export["holdout_loss_quantised"], "mae_cp": export["mae_cp_vs_teacher_quantised"],
         "teacher_value_std": labels["check"]["value_std"], "teacher_material_corr": labels["check"]["material_corr"],
         "recipe": c.model_dump(mode="json", by_alias=True)}
