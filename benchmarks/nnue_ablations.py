@@ -39,14 +39,14 @@ REPO = Path(__file__).resolve().parents[1]
 WORK_NAME = "ablation"
 
 
-def build(teacher: str, hidden: int, lam: float, extra: list[str]) -> dict:
-    cmd = [sys.executable, "-m", "chesszero", "nnue", "build", "--teacher-campaign", teacher, "--name", WORK_NAME,
+def build(teacher: str, hidden: int, lam: float, extra: list[str], work: str = WORK_NAME) -> dict:
+    cmd = [sys.executable, "-m", "chesszero", "nnue", "build", "--teacher-campaign", teacher, "--name", work,
            "--hidden", str(hidden), "--lambda", str(lam), "--set", "nnue.search_net=control", "--no-mlflow",
            "--quiet", *extra]
     run = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
     if run.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed:\n{run.stdout}\n{run.stderr}")
-    return json.loads((REPO / "runs" / "nnue" / WORK_NAME / "summary.json").read_text())
+    return json.loads((REPO / "runs" / "nnue" / work / "summary.json").read_text())
 
 
 def against_control(student: Path, label: str, nodes: int, openings: list) -> MatchResult:
@@ -94,6 +94,7 @@ def main() -> None:
                         help="node counts a move; one match of --games games at each, pooled")
     parser.add_argument("--out", type=Path, default=REPO / "reports" / "nnue" / "ablations")
     parser.add_argument("--build-arg", action="append", default=[], help="extra argument for nnue build")
+    parser.add_argument("--work", default=WORK_NAME, help="build name of the configurations (runs/nnue/<work>)")
     parser.add_argument("--students", nargs="*", default=[], metavar="LABEL=FILE",
                         help="finished students measured the same way (no build), e.g. a bootstrap round's")
     args = parser.parse_args()
@@ -114,11 +115,11 @@ def main() -> None:
         hidden, lam = int(parts[0]), float(parts[1])
         override = parts[2] if len(parts) > 2 else ""
         summary = build(args.teacher_campaign, hidden, lam,
-                        [*args.build_arg, *(["--set", f"nnue.{override}"] if override else [])])
+                        [*args.build_arg, *(["--set", f"nnue.{override}"] if override else [])], args.work)
         label = f"h{hidden}-l{lam:g}" + (f"-{override.replace('=', '')}" if override else "")
         student = args.out / f"{label}.nnue"
         shutil.copyfile(summary["student"]["path"] if isinstance(summary.get("student"), dict)
-                        else REPO / "runs" / "nnue" / WORK_NAME / "student.nnue", student)
+                        else REPO / "runs" / "nnue" / args.work / "student.nnue", student)
         rows.append(measure(label, student, summary, args, openings, console, hidden=hidden, lam=lam,
                             override=override))
     lines = [f"# NNUE student ablations ({args.teacher_campaign}, {' and '.join(map(str, args.nodes))} nodes a "

@@ -278,8 +278,14 @@ def _check_summary(req: BuildRequest, summary: dict) -> None:
     assert run.data.tags["chesszero.kind"] == "nnue" and run.data.params["nnue.lambda"] == "0.2"
     assert "nnue/holdout_loss_quantised" in run.data.metrics
     stamp = student.stat().st_mtime_ns
-    run_build(req, console=_console(), progress=False)
+    again = run_build(req, console=_console(), progress=False)
     assert student.stat().st_mtime_ns == stamp
+    assert again["mlflow_run_id"] == summary["mlflow_run_id"]  # the same student: the same run
+    from dataclasses import replace
+
+    retrained = run_build(replace(req, cfg=recipe(epochs=3)), console=_console(), progress=False)
+    assert retrained["mlflow_run_id"] != summary["mlflow_run_id"]  # another student: its own run
+    assert run.info.status == "FINISHED"
 
 
 def test_cli_refuses_bad_parameters(campaign: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -411,7 +417,7 @@ def test_a_second_round_searches_with_the_first_rounds_student(campaign: Path, t
     summary = run_build(req, console=console, progress=False)
     first = req.work / "round-1" / "student.nnue"
     assert first.is_file() and (req.work / "student.nnue").is_file()
-    assert [r["search_net"] for r in summary["rounds"]] == ["control", str(first)]
+    assert [r["search_net"] for r in summary["rounds"]] == ["control", str(first.relative_to(campaign))]
     assert summary["positions"]["search"]["net"] == file_sha256(first)  # round 2's games: round 1's student
     own = Stage(req.work, "positions").load()
     assert Stage(req.work / "round-1", "positions").load()["search_cp"].size > 0

@@ -426,6 +426,14 @@ def round_request(req: BuildRequest, number: int, searcher: Path | None) -> Buil
                    earlier=earlier)
 
 
+def _shown(spec: str, root: Path) -> str:
+    """``spec`` with a path under ``root`` written relative to it (reports read the same on every machine)."""
+    path = Path(spec)
+    if path.is_absolute() and path.is_relative_to(root.resolve()):
+        return str(path.relative_to(root.resolve()))
+    return spec
+
+
 def run_build(req: BuildRequest, *, console: Console | None = None, progress: bool = True) -> dict[str, Any]:
     """Runs (or resumes) every round's stages and writes the report; returns the summary."""
     from chesszero.nnue.report import write_report
@@ -442,7 +450,8 @@ def run_build(req: BuildRequest, *, console: Console | None = None, progress: bo
                           f"{this.cfg.nnue.search_net if number == 1 else searcher}")
         positions, labels, training, export = _stages(this, teacher, console, progress)
         searcher = Path(export["path"])
-        rounds.append({"round": number, "search_net": this.cfg.nnue.search_net, "student": export["path"],
+        rounds.append({"round": number, "search_net": _shown(this.cfg.nnue.search_net, req.root),
+                       "student": export["path"],
                        "positions": positions["positions"], "search_games": positions["search_games"],
                        "search_labels": labels.get("search_labels"),
                        "holdout_loss": export["holdout_loss_quantised"],

@@ -98,13 +98,15 @@ def _track(req: BuildRequest, summary: dict[str, Any], student: Path) -> str:
     from chesszero.campaign.tracking import Tracker, environment_params, flatten
 
     marker = req.work / "mlflow.json"
-    run_id = json.loads(marker.read_text())["run_id"] if marker.exists() else None
+    recorded = json.loads(marker.read_text()) if marker.exists() else {}
+    # The same student's run is continued (a report interrupted after the run began); a rebuilt one gets its own.
+    run_id = recorded.get("run_id") if recorded.get("sha256") == summary["export"]["sha256"] else None
     teacher = req.teacher
     tags = {TAG_TEACHER_CAMPAIGN: teacher.name, TAG_TEACHER_RUN: teacher.run_id or ""}
     if teacher.run_id:
         tags[TAG_PARENT] = teacher.run_id
     tracker = Tracker(req.root, req.name, run_id=run_id, kind="nnue", tags=tags)
-    write_json_atomic(marker, {"run_id": tracker.run_id})
+    write_json_atomic(marker, {"run_id": tracker.run_id, "sha256": summary["export"]["sha256"]})
     tracker.log_params(flatten({"nnue": req.cfg.nnue.model_dump(mode="json", by_alias=True),
                                 "teacher": {"campaign": teacher.name, "labels_from": summary["teacher"]["labels_from"]}})
                        | environment_params(req.root))
