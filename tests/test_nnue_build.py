@@ -407,6 +407,8 @@ def test_cli_eval_prints_the_cores_evaluation(tmp_path: Path, capsys: pytest.Cap
 
 @pytest.mark.skipif(not (HAS_ALPHABETA and HAS_FEATURES), reason="needs _core.AlphaBeta and the NNUE features")
 def test_a_second_round_searches_with_the_first_rounds_student(campaign: Path, tmp_path: Path) -> None:
+    from dataclasses import replace
+
     from chesszero.fsio import file_sha256
 
     teacher = teacher_campaign(campaign, "fake")
@@ -426,6 +428,13 @@ def test_a_second_round_searches_with_the_first_rounds_student(campaign: Path, t
     assert summary["recipe"]["search_net"] == str(first) and "round 2 of 2" in console.export_text()
     assert latest_student(campaign) != first  # a round's student is not a build's
     assert "Bootstrap rounds" in (tmp_path / "report" / "nnue.md").read_text()
+    from chesszero.nnue.build import _search, round_request
+
+    latest = replace(req, cfg=recipe(search_games=2, search_label_weight=1.0, search_net="latest", rounds=2))
+    newest = latest_student(campaign)
+    assert newest == req.work / "student.nnue"  # just written: the newest of all builds' students
+    found = _search(round_request(latest, 1, None))[0].net
+    assert found is not None and found.parent.parent == newest.parent.parent and found != newest  # not its own
     stamp = (req.work / "student.nnue").stat().st_mtime_ns  # a rerun redoes nothing
     run_build(req, console=_console(), progress=False)
     assert (req.work / "student.nnue").stat().st_mtime_ns == stamp

@@ -101,7 +101,8 @@ def _search(req: BuildRequest) -> tuple[Any, dict[str, Any]]:
     from chesszero.nnue.searchgames import SearchGameSettings
 
     c = req.cfg.nnue
-    net = search_net(req.root, c.search_net, build=req.name)
+    # 'latest' never means this build's own student (any round's): a rerun would change its inputs.
+    net = search_net(req.root, c.search_net, build=req.name.split("/", 1)[0])
     settings = SearchGameSettings(games=c.search_games, net=net, depth=c.search_depth, nodes=c.search_nodes,
                                   random_plies=c.search_random_plies, max_plies=c.search_max_plies,
                                   threads=c.search_threads, seed=c.seed)
