@@ -117,7 +117,8 @@ def check_values(root: Path, name: str, cfg, client, run) -> None:
         fid = json.loads((run_dir / "artifacts" / folder / "fidelity.json").read_text())
         assert fid["passed"] and not fid["failures"] and fid["positions"] == p.calibration_positions
         assert fid["thresholds"] == {"min_agreement": p.min_agreement, "max_kl": p.max_kl,
-                                     "max_wdl_mae": p.max_wdl_mae}
+                                     "max_wdl_mae": p.max_wdl_mae, "max_moves_left_mae": p.max_moves_left_mae}
+        assert fid["moves_left_mae"] is None  # the recipe keeps the moves-left utility off
         assert fid["agreement"] >= p.min_agreement and fid["kl_mean"] <= fid["kl_max"] and fid["kl_mean"] <= p.max_kl
         assert fid["wdl_mae"] <= fid["wdl_max_error"] and fid["wdl_mae"] <= p.max_wdl_mae
     assert metrics["publish/initial_agreement"] == json.loads(

@@ -111,3 +111,36 @@ def test_evaluators_refuse_bad_planes(net) -> None:
             ev.evaluate(np.zeros((2, 52, 8, 8), np.float64))
         with pytest.raises(ValueError):
             ev.evaluate(np.zeros((2, 51, 8, 8), np.float32))
+
+
+def test_torch_evaluator_gives_the_length_heads_plies_on_request(net) -> None:
+    """moves_left=True adds the remaining-length head's output in plies
+    (SPEC 5's 1/400 scale undone), and search backs it up; a network without
+    the head is refused at construction."""
+    torch.manual_seed(1)
+    full = model.ChessNet("2x16", aux_heads=True).eval()
+    planes = _planes()
+    plain = TorchEvaluator(full, threads=1).evaluate(planes)
+    logits, wdl, plies = TorchEvaluator(full, threads=1, moves_left=True).evaluate(planes)
+    assert len(plain) == 2
+    np.testing.assert_array_equal(logits, plain[0])
+    np.testing.assert_array_equal(wdl, plain[1])
+    with torch.no_grad():
+        expected = full(torch.from_numpy(planes)).length.numpy() * 400.0
+    assert plies.shape == (2,) and plies.dtype == np.float32
+    np.testing.assert_allclose(plies, expected, rtol=1e-6)
+    with pytest.raises(ValueError, match="remaining-length head"):
+        TorchEvaluator(net, moves_left=True)
+
+    from chesszero import _core
+    from chesszero.search import SearchOptions
+    from chesszero.search.pipeline import BatchPipeline
+
+    options = SearchOptions.evaluation()
+    options.moves_left_slope = 0.01
+    searcher = _core.Searcher(1, options, 0, 1)
+    searcher.start(0, core.Game(), 1)
+    with BatchPipeline(searcher, TorchEvaluator(full, moves_left=True), batch_size=4, depth=1) as pipe:
+        pipe.run()
+    root = TorchEvaluator(full, moves_left=True).evaluate(core.encode_batch([core.Game()]))[2][0]
+    assert searcher.result(0)["moves_left"] == pytest.approx(max(0.0, float(root)), rel=1e-5, abs=1e-4)

@@ -35,3 +35,21 @@ def test_recipe_switches_reach_both_and_the_draw_score_only_self_play() -> None:
 def test_a_bad_draw_score_is_named() -> None:
     with pytest.raises(ValueError, match=r"search\.draw_score"):
         load_config(PARAMS, preset="cpu", overrides={"search.draw_score": 1.5})
+
+
+def test_the_moves_left_utility_reaches_both_searches_and_publication() -> None:
+    off = load_config(PARAMS, preset="cpu")
+    assert not off.search.moves_left.enabled
+    assert search_options(selfplay_search(off)).moves_left_slope == 0.0
+    cfg = load_config(PARAMS, preset="cpu", overrides={
+        "search.moves_left.slope": 0.004, "search.moves_left.cap": 0.05})
+    for options in (search_options(selfplay_search(cfg)), evaluation_search(cfg)):
+        assert options.moves_left_slope == pytest.approx(0.004)
+        assert options.moves_left_cap == pytest.approx(0.05)
+        assert options.moves_left_linear == pytest.approx(cfg.search.moves_left.linear)
+        assert options.moves_left_quadratic == pytest.approx(cfg.search.moves_left.quadratic)
+    with pytest.raises(ValueError, match=r"search\.moves_left\.slope"):
+        load_config(PARAMS, preset="cpu", overrides={"search.moves_left.slope": -0.1})
+    with pytest.raises(ValueError, match="'tensorrt' backend does not serve"):
+        load_config(PARAMS, preset="cpu", overrides={"search.moves_left.slope": 0.004,
+                                                     "inference.backend": "tensorrt"})

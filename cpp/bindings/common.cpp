@@ -95,9 +95,17 @@ float* planes_buffer(py::array& out, int& capacity, const char* what) {
 
 // Network outputs for a batch: logits (rows, 1880) and WDL probabilities (rows, 3)
 // (shapes only: the tree owner's submit checks the values before it applies any).
-NetworkRows network_rows(const py::handle& logits, const py::handle& wdl, const char* what) {
-  NetworkRows r{FloatRows::ensure(logits), FloatRows::ensure(wdl)};
+NetworkRows network_rows(const py::handle& logits, const py::handle& wdl, const py::handle& moves_left,
+                         const char* what) {
+  NetworkRows r{FloatRows::ensure(logits), FloatRows::ensure(wdl), FloatRows{}};
   if (!r.logits || !r.wdl) throw py::value_error(std::string(what) + ": logits and wdl must be float arrays");
+  if (!moves_left.is_none()) {
+    r.moves_left = FloatRows::ensure(moves_left);
+    if (!r.moves_left || r.moves_left.ndim() != 1)
+      throw py::value_error(std::string(what) + ": moves_left must be a float array of shape (rows,)");
+    r.has_moves_left = true;
+    r.moves_left_rows = size_t(r.moves_left.shape(0));
+  }
   if (r.logits.ndim() != 2 || r.logits.shape(1) != kNumActions)
     throw py::value_error(std::string(what) + ": logits must have shape (rows, 1880)");
   if (r.wdl.ndim() != 2 || r.wdl.shape(1) != 3)
@@ -112,6 +120,8 @@ void NetworkRows::check(size_t n, const char* what) const {
     throw py::value_error(std::string(what) + ": logits must have shape (" + std::to_string(n) + ", 1880)");
   if (wdl_rows != n)
     throw py::value_error(std::string(what) + ": wdl must have shape (" + std::to_string(n) + ", 3)");
+  if (has_moves_left && moves_left_rows != n)
+    throw py::value_error(std::string(what) + ": moves_left must have shape (" + std::to_string(n) + ",)");
 }
 
 }  // namespace czb

@@ -71,13 +71,16 @@ using FloatRows = py::array_t<float, py::array::c_style | py::array::forcecast>;
 // Network outputs for a batch: logits (rows, 1880) and WDL (rows, 3), shapes
 // checked against the batch's row count by check(). Holds references to the
 // (possibly converted) arrays, so their data stays valid without the GIL.
+// With moves-left estimates (rows,) as well when given (None: absent).
 struct NetworkRows {
-  FloatRows logits, wdl;
-  size_t logit_rows = 0, wdl_rows = 0;
-  // ValueError unless both have n rows (no Python call: safe without the GIL).
+  FloatRows logits, wdl, moves_left;
+  size_t logit_rows = 0, wdl_rows = 0, moves_left_rows = 0;
+  bool has_moves_left = false;
+  // ValueError unless each has n rows (no Python call: safe without the GIL).
   void check(size_t n, const char* what) const;
 };
-NetworkRows network_rows(const py::handle& logits, const py::handle& wdl, const char* what);
+NetworkRows network_rows(const py::handle& logits, const py::handle& wdl, const py::handle& moves_left,
+                         const char* what);
 
 // Runs f() with the GIL released and `owner.mu` held, and returns its value.
 // f must not touch Python objects (it may throw C++ exceptions, py::value_error
@@ -183,18 +186,21 @@ void def_batch_protocol(py::class_<Owner>& cls, Engine Owner::*engine) {
       py::arg("out_planes"));
   cls.def(
       "submit_results",
-      [engine](Owner& p, const py::handle& logits, const py::handle& wdl) {
-        const NetworkRows rows = network_rows(logits, wdl, "submit_results");
+      [engine](Owner& p, const py::handle& logits, const py::handle& wdl, const py::handle& moves_left) {
+        const NetworkRows rows = network_rows(logits, wdl, moves_left, "submit_results");
         const float* l = rows.logits.data();
         const float* w = rows.wdl.data();
+        const float* ml = rows.has_moves_left ? rows.moves_left.data() : nullptr;
         locked(p, [&] {
           if (p.sizes.empty()) throw py::value_error("submit_results: no batch is outstanding");
           rows.check(p.sizes.front(), "submit_results");
-          require((p.*engine).submit(l, w), "submit_results");
+          require((p.*engine).submit(l, w, ml), "submit_results");
           p.sizes.erase(p.sizes.begin());
         });
       },
-      py::arg("logits"), py::arg("wdl"));
+      py::arg("logits"), py::arg("wdl"), py::arg("moves_left") = py::none(),
+      "Answers the oldest outstanding batch: policy logits (rows, 1880), WDL probabilities (rows, 3) and, "
+      "optionally, the plies left in each row's game (rows,), which the moves-left utility needs.");
 }
 
 // Registration functions, one per layer, called in this order by module.cpp.

@@ -48,7 +48,8 @@ RootReport root_report(const Tree& tree, int pv_len) {
 
 py::dict root_summary(const RootReport& r) {
   const RootSummary& s = r.summary;
-  py::list moves, actions, visits, targets, priors, q, proven, plies, considered, search_visits, gumbel;
+  py::list moves, actions, visits, targets, priors, q, proven, plies, considered, search_visits, gumbel, moves_left,
+      utility;
   auto result = [](int p) { return p == -2 ? py::object(py::none()) : py::object(py::int_(p)); };
   for (size_t i = 0; i < r.kids.size(); ++i) {
     const RootChild& k = r.kids[i];
@@ -63,6 +64,8 @@ py::dict root_summary(const RootReport& r) {
     considered.append(k.considered);
     search_visits.append(k.search_visits);
     gumbel.append(k.gumbel);
+    moves_left.append(k.moves_left);
+    utility.append(k.utility);
   }
   py::dict d;
   d["visits"] = s.visits;
@@ -82,6 +85,9 @@ py::dict root_summary(const RootReport& r) {
   d["child_considered"] = considered;        // Gumbel root: among the considered moves
   d["child_search_visits"] = search_visits;  // Gumbel root: this search's visits
   d["child_gumbel"] = gumbel;                // Gumbel root: the noise g
+  d["child_moves_left"] = moves_left;        // mean plies left backed up through each move
+  d["child_utility"] = utility;              // moves-left utility added to each q (0 when off)
+  d["moves_left"] = s.moves_left;            // mean plies left backed up through the root
   d["proven"] = result(s.proven);
   d["proven_plies"] = s.plies;
   d["pv"] = r.pv;
@@ -120,7 +126,12 @@ void bind_search(py::module_& m) {
       .field("root", &SearchOptions::root, "RootRule.PUCT or RootRule.GUMBEL")
       .field("gumbel_considered", &SearchOptions::gumbel_considered, "Gumbel root: moves considered (m)")
       .field("gumbel_c_visit", &SearchOptions::gumbel_c_visit, "sigma(q) = (c_visit + max N) * c_scale * q")
-      .field("gumbel_c_scale", &SearchOptions::gumbel_c_scale, "sigma(q) = (c_visit + max N) * c_scale * q");
+      .field("gumbel_c_scale", &SearchOptions::gumbel_c_scale, "sigma(q) = (c_visit + max N) * c_scale * q")
+      .field("moves_left_slope", &SearchOptions::moves_left_slope,
+             "moves-left utility slope per ply (0 = off; answers then need moves_left)")
+      .field("moves_left_cap", &SearchOptions::moves_left_cap, "moves-left utility: largest |effect|")
+      .field("moves_left_linear", &SearchOptions::moves_left_linear, "moves-left utility: factor of |q|")
+      .field("moves_left_quadratic", &SearchOptions::moves_left_quadratic, "moves-left utility: factor of q^2");
   so.def(py::init([](const py::kwargs& kw) { return from_kwargs<SearchOptions>(kw, "SearchOptions"); }))
       .def_static("self_play", &SearchOptions::self_play)
       .def_static("evaluation", &SearchOptions::evaluation)

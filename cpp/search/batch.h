@@ -7,6 +7,7 @@
 // and applies an answer.
 #pragma once
 
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
@@ -127,18 +128,31 @@ int collect_leaves(LeafBatch& batch, float* planes, int capacity, int num, int c
 // first gathers the logits of each leaf's legal moves (the batch's actions)
 // into one contiguous buffer and checks them: each WDL row must be a finite
 // probability triple and no legal logit may be NaN or +inf (-inf marks a
-// masked move). Only when every row passes does the second pass apply them,
+// masked move), and a moves-left estimate (when given) must be finite and
+// within [-kMaxMovesLeft, kMaxMovesLeft] (negative ones count as 0). A tree
+// whose options use the moves-left utility refuses an answer without
+// estimates. Only when every row passes does the second pass apply them,
 // so a bad answer changes nothing. Only the legal entries of a logits row are
 // read, and each is read once.
+constexpr float kMaxMovesLeft = 100000.0f;
+
 class AnswerBuffer {
  public:
   // Empty when applied, else why the answer was refused. `tree_of(slot)`
-  // gives the Tree of a batch row's slot.
+  // gives the Tree of a batch row's slot; `moves_left` (one per row, plies)
+  // may be null.
   template <class TreeOf>
-  std::string apply(const LeafBatch& batch, const float* logits, const float* wdl, TreeOf tree_of) {
+  std::string apply(const LeafBatch& batch, const float* logits, const float* wdl, const float* moves_left,
+                    TreeOf tree_of) {
     const uint16_t* actions = batch.actions();
     legal_.resize(batch.offset(batch.size()));
     for (size_t j = 0; j < batch.size(); ++j) {
+      if (moves_left == nullptr) {
+        if (tree_of(batch[j].slot).options().moves_left_slope > 0)
+          return "moves_left_slope > 0 needs the network's moves-left estimates (a length head); none were given";
+      } else if (!(std::fabs(moves_left[j]) <= kMaxMovesLeft)) {
+        return "moves_left row " + std::to_string(j) + " is not a finite plies count";
+      }
       const float* w = wdl + 3 * j;
       for (int k = 0; k < 3; ++k)
         if (!std::isfinite(w[k]) || w[k] < -1e-3f || w[k] > 1.001f)
@@ -153,7 +167,8 @@ class AnswerBuffer {
     }
     backups_.resize(batch.size());
     for (size_t j = 0; j < batch.size(); ++j)
-      backups_[j] = tree_of(batch[j].slot).apply(batch[j].node, legal_.data() + batch.offset(j), wdl + 3 * j);
+      backups_[j] = tree_of(batch[j].slot).apply(batch[j].node, legal_.data() + batch.offset(j), wdl + 3 * j,
+                                                 moves_left ? std::max(0.0f, moves_left[j]) : 0.0f);
     // Back the values up a ply at a time across all rows: each path is a
     // chain of dependent loads, and interleaving the chains overlaps their
     // cache misses. (With several leaves of one tree in a batch their shared

@@ -14,6 +14,7 @@ void NodeArena::extract_subtree(uint32_t from, float scale, NodeArena& dst) cons
     assert(out[i].inflight == 0);
     out[i].n *= scale;
     out[i].w *= scale;
+    out[i].m *= scale;
     const uint32_t src = out[i].first_child;
     if (src == kNoNode) continue;
     const uint32_t first = uint32_t(out.size());

@@ -47,12 +47,14 @@ struct Node {
   int8_t lo = kLoss;      // lower bound of the game-theoretic value (see kLoss)
   int8_t hi = kWin;       // upper bound
   uint16_t plies = 0;     // plies to the end of the game when proven
+  float m = 0;            // sum of backed-up plies left in the game, from this node, over the n visits
 
   float value() const { return n > 0 ? w / n : raw; }  // mean value, own side to move
+  float moves_left() const { return n > 0 ? m / n : 0.0f; }  // mean plies left (0 before a visit)
   bool proven() const { return lo == hi; }
   void prove(int8_t v, uint16_t distance) { lo = hi = v, plies = distance; }
 };
-static_assert(sizeof(Node) == 36, "Node layout changed");
+static_assert(sizeof(Node) == 40, "Node layout changed");
 
 class NodeArena {
  public:

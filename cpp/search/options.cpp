@@ -39,6 +39,14 @@ std::string SearchOptions::validate() const {
     return bad("gumbel_c_visit", gumbel_c_visit, "must be in [0, 1e6]");
   if (!finite(gumbel_c_scale) || gumbel_c_scale <= 0 || gumbel_c_scale > 1e3)
     return bad("gumbel_c_scale", gumbel_c_scale, "must be in (0, 1e3]");
+  if (!finite(moves_left_slope) || moves_left_slope < 0 || moves_left_slope > 1)
+    return bad("moves_left_slope", moves_left_slope, "must be in [0, 1]");
+  if (!finite(moves_left_cap) || moves_left_cap < 0 || moves_left_cap > 1)
+    return bad("moves_left_cap", moves_left_cap, "must be in [0, 1]");
+  if (!finite(moves_left_linear) || std::abs(moves_left_linear) > 10)
+    return bad("moves_left_linear", moves_left_linear, "must be in [-10, 10]");
+  if (!finite(moves_left_quadratic) || std::abs(moves_left_quadratic) > 10)
+    return bad("moves_left_quadratic", moves_left_quadratic, "must be in [-10, 10]");
   return {};
 }
 

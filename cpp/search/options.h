@@ -60,6 +60,22 @@ struct SearchOptions {
   // sigma(q) = (gumbel_c_visit + max_b N(b)) * gumbel_c_scale * q, q min-max normalised.
   float gumbel_c_visit = 50.0f;
   float gumbel_c_scale = 1.0f;
+  // Moves-left utility (SPEC 6, "a moves-left preference from the length
+  // head"; Lc0's rule): with moves_left_slope > 0 every answer must carry the
+  // network's estimate of the plies left in the game (the owner's submit
+  // refuses one without), and the PUCT score of each visited, unproven child
+  // gains
+  //   M = -sign(q) * clamp(slope * (m_child - m_parent), -cap, cap)
+  //         * (linear * |q| + quadratic * q^2)
+  // where q is the child's Q from the parent's side and m the mean plies left
+  // backed up through a node (puct::moves_left_utility): the side ahead
+  // prefers shorter lines, the side behind longer ones, more so the clearer
+  // the result. The Gumbel root's own choice does not use it (below the root
+  // it applies). 0: off, and the moves-left estimates are not needed.
+  float moves_left_slope = 0.0f;
+  float moves_left_cap = 0.0345f;
+  float moves_left_linear = 1.6521f;
+  float moves_left_quadratic = -0.6521f;
 
   static SearchOptions self_play() { return SearchOptions{}; }
   static SearchOptions evaluation() {

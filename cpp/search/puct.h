@@ -40,4 +40,16 @@ inline float q(float w, float n, float inflight, float discount, float virtual_l
   return nc > 0 ? (-discount * w - virtual_loss * inflight) / nc : fpu;
 }
 
+// The moves-left utility of a visited child (SearchOptions::moves_left_slope):
+// `q` its Q from the parent's side, `child_m` and `parent_m` the mean plies
+// left backed up through the child and the parent. Positive when the child
+// shortens a line the parent wins or lengthens one it loses.
+inline float moves_left_utility(float q, float child_m, float parent_m, float slope, float cap, float linear,
+                                float quadratic) {
+  const float m = std::clamp(slope * (child_m - parent_m), -cap, cap);
+  const float aq = std::fabs(q);
+  const float shape = linear * aq + quadratic * aq * aq;
+  return (q > 0 ? -m : q < 0 ? m : 0.0f) * shape;
+}
+
 }  // namespace cz::puct

@@ -89,6 +89,7 @@ RootSummary Tree::summarize(std::vector<RootChild>& out) const {
   const bool solver = opt_.proven_results;
   s.visits = root.n;
   s.value = root.value();
+  s.moves_left = root.moves_left();
   s.raw_value = root.raw;
   if (solver && root.proven()) {
     s.value = proven_value(root, 0);
@@ -112,6 +113,8 @@ RootSummary Tree::summarize(std::vector<RootChild>& out) const {
     k.q = child_q(c, solver && c.proven(), 0, root.value() - opt_.fpu_reduction);
     if (solver && c.proven()) k.proven = -c.lo, k.plies = c.plies + 1;
     else k.proven = kUnproven;
+    k.moves_left = c.moves_left();
+    if (k.proven == kUnproven) k.utility = moves_left_utility(root, c, k.q);
     if (gumbel) {
       k.considered = gumbel_.considered[size_t(i)];
       k.search_visits = gumbel_search_visits(i);
@@ -134,16 +137,17 @@ RootSummary Tree::summarize(std::vector<RootChild>& out) const {
 
   // Forced-playout pruning: every child but the best loses at most its forced
   // visits sqrt(k P N), and only down to the visits at which its PUCT score
-  // would reach the best child's; a child left under one visit is dropped.
+  // would reach the best child's (the moves-left utility counted in both, as
+  // selection counts it); a child left under one visit is dropped.
   const float k_forced = opt_.forced_playout_k;
   if (!gumbel && k_forced > 0 && best.visits > 0 && best.proven != 1) {
     const float cu = puct::exploration(opt_.c_puct, root.n);
-    const float best_score = puct::score(best.q, best.root_prior, best.visits, cu);
+    const float best_score = puct::score(best.q + best.utility, best.root_prior, best.visits, cu);
     for (int i = 0; i < int(out.size()); ++i) {
       RootChild& k = out[i];
       if (i == s.best || k.visits <= 0) continue;
       const float forced = std::sqrt(k_forced * k.root_prior * root.n);
-      const float support = puct::visits_at_score(best_score, k.q, k.root_prior, cu, k.visits);
+      const float support = puct::visits_at_score(best_score, k.q + k.utility, k.root_prior, cu, k.visits);
       float t = std::min(k.visits, std::max(support, k.visits - forced));
       if (t < k.visits && t < 1.0f) t = 0.0f;
       k.target = std::max(0.0f, t);

@@ -61,10 +61,10 @@ int Searcher::prepare(float* planes, int capacity) {
   return int(batch.size());
 }
 
-std::string Searcher::submit(const float* logits, const float* wdl) {
+std::string Searcher::submit(const float* logits, const float* wdl, const float* moves_left) {
   assert(ring_.outstanding() > 0);
   const LeafBatch& batch = ring_.oldest();
-  std::string error = answers_.apply(batch, logits, wdl, [&](uint32_t slot) -> Tree& { return slots_[slot].tree; });
+  std::string error = answers_.apply(batch, logits, wdl, moves_left, [&](uint32_t slot) -> Tree& { return slots_[slot].tree; });
   if (!error.empty()) return error;
   for (const LeafRef& r : batch) {
     Slot& s = slots_[r.slot];

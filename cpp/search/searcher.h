@@ -35,9 +35,10 @@ class Searcher {
 
   // Collects up to `capacity` leaves into planes[capacity][52*64]; returns how many.
   int prepare(float* planes, int capacity);
-  // Answers the oldest outstanding batch (rows in prepare's order). Empty
-  // when applied; else why (logits, wdl) cannot answer it, and nothing changed.
-  std::string submit(const float* logits, const float* wdl);
+  // Answers the oldest outstanding batch (rows in prepare's order), with one
+  // moves-left estimate (plies) per row or null. Empty when applied; else why
+  // (logits, wdl, moves_left) cannot answer it, and nothing changed.
+  std::string submit(const float* logits, const float* wdl, const float* moves_left = nullptr);
 
   const Tree& tree(int slot) const { return slots_[slot].tree; }
   Tree& tree(int slot) { return slots_[slot].tree; }

@@ -191,7 +191,7 @@ uint32_t Tree::select(uint32_t idx, int depth) const {
     // forced playouts (visits there would only copy its prior into the visit
     // counts, the policy target and the move choice). Below the root it keeps
     // its bonus: its exact value backed up again steers the search there.
-    const float score = Root && proven ? q : puct::score(q, prior, nc, cu);
+    const float score = Root && proven ? q : puct::score(q + (proven ? 0.0f : moves_left_utility(p, c, q)), prior, nc, cu);
     if (score > best_score) best_score = score, best = p.first_child + i;
     if constexpr (Root) {
       if (!proven && forced_scale > 0 && prior > 0 && nc * nc < forced_scale * prior && score > best_forced_score)
@@ -301,7 +301,7 @@ Traversal Tree::traverse(float* planes) {
     const int depth = int(path_.size());
     if (idx != 0 && solver && x.proven()) {  // exact value, nothing to search below
       note_depth();
-      backup(idx, proven_value(x, depth));
+      backup(idx, proven_value(x, depth), float(x.plies));
       return {Traversal::TERMINAL, idx};
     }
     if (x.state == NodeState::NEW) {
@@ -316,7 +316,7 @@ Traversal Tree::traverse(float* planes) {
         x.raw = terminal_value(st);
         x.prove(x.raw < 0 ? kLoss : kDraw, 0);
         note_depth();
-        backup(idx, x.raw < 0 ? x.raw : draw_value(depth));
+        backup(idx, x.raw < 0 ? x.raw : draw_value(depth), 0.0f);
         return {Traversal::TERMINAL, idx};
       }
       expand_children(idx, pos, list);
@@ -331,7 +331,7 @@ Traversal Tree::traverse(float* planes) {
     }
     if (x.state == NodeState::TERMINAL) {
       note_depth();
-      backup(idx, x.raw < 0 ? x.raw : draw_value(depth));
+      backup(idx, x.raw < 0 ? x.raw : draw_value(depth), 0.0f);
       return {Traversal::TERMINAL, idx};
     }
     if (x.state == NodeState::PENDING) {  // only the root can get here
@@ -364,7 +364,7 @@ void Tree::append_actions(uint32_t leaf, std::vector<uint16_t>& out) const {
   for (int i = 0; i < x.num_children; ++i) out.push_back(kids[i].action);
 }
 
-Backup Tree::apply(uint32_t leaf, const float* legal, const float* wdl) {
+Backup Tree::apply(uint32_t leaf, const float* legal, const float* wdl, float moves_left) {
   Node& x = nodes_[leaf];
   assert(x.state == NodeState::PENDING);
   Node* kids = &nodes_[x.first_child];
@@ -418,8 +418,8 @@ Backup Tree::apply(uint32_t leaf, const float* legal, const float* wdl) {
   if (leaf == 0 && noise_wanted_) make_noise();
   if (leaf == 0 && gumbel_.wanted) init_gumbel();
   if (leaf == 0 && draw_side_wanted_) set_draw_side(x.raw);
-  if (opt_.proven_results && x.proven()) return {leaf, proven_value(x, depth_of(leaf))};
-  return {leaf, x.raw};
+  if (opt_.proven_results && x.proven()) return {leaf, proven_value(x, depth_of(leaf)), float(x.plies)};
+  return {leaf, x.raw, moves_left};
 }
 
 int Tree::depth_of(uint32_t idx) const {
@@ -428,8 +428,8 @@ int Tree::depth_of(uint32_t idx) const {
   return d;
 }
 
-void Tree::backup(uint32_t idx, float value) {
-  Backup b{idx, value};
+void Tree::backup(uint32_t idx, float value, float plies) {
+  Backup b{idx, value, plies};
   while (backup_step(b)) {
   }
 }

@@ -59,6 +59,7 @@ struct Traversal {
 struct Backup {
   uint32_t node;  // the next node to update, kNoNode once the root is done
   float value;    // from that node's side to move
+  float plies;    // plies left in the game from that node (the moves-left estimate)
 };
 
 // Root statistics of one child after a search.
@@ -76,6 +77,8 @@ struct RootChild {
   bool considered = false;  // among the m moves the halving considered
   float search_visits = 0;  // visits of this search alone (retained ones excluded)
   float gumbel = 0;         // the move's Gumbel noise g (0 without noise)
+  float moves_left = 0;     // mean plies left backed up through the move (0 when unvisited)
+  float utility = 0;        // the moves-left utility selection adds to q (0 when off)
 };
 
 // What a finished search says about the root.
@@ -88,6 +91,7 @@ struct RootSummary {
   int best = -1;         // index (in the child list) of the move to play at temperature 0
   int proven = -2;       // proven result of the root for its side: 1 win, 0 draw, -1 loss, -2 unknown
   int plies = 0;         // plies to the end of the game along the proof (when proven)
+  float moves_left = 0;  // mean plies left backed up through the root
 };
 
 class Tree {
@@ -122,20 +126,23 @@ class Tree {
   // of a network row over the 1,880 actions that apply() needs.
   void append_actions(uint32_t leaf, std::vector<uint16_t>& out) const;
   // Network answer for a LEAF: the logits of its legal moves (in
-  // append_actions() order) and WDL probabilities. Expands the leaf and
-  // returns its value, still to be backed up: call backup_step() until it
-  // returns false. (An owner answering many leaves steps all their backups a
-  // ply at a time, so the cache misses of independent paths overlap.)
-  Backup apply(uint32_t leaf, const float* legal_logits, const float* wdl);
+  // append_actions() order), WDL probabilities and the plies left in the game
+  // (the length head's estimate; 0 when the network gives none). Expands the
+  // leaf and returns its value, still to be backed up: call backup_step()
+  // until it returns false. (An owner answering many leaves steps all their
+  // backups a ply at a time, so the cache misses of independent paths overlap.)
+  Backup apply(uint32_t leaf, const float* legal_logits, const float* wdl, float moves_left = 0.0f);
   // Adds `b` to its node's statistics and moves it to the parent (the value
-  // discounted and negated); false once the root was updated.
+  // discounted and negated, one more ply left); false once the root was updated.
   bool backup_step(Backup& b) {  // (inline: the owners' hot loop)
     Node& x = nodes_[b.node];
     x.n += 1.0f;
     x.w += b.value;
+    x.m += b.plies;
     x.inflight--;
     b.node = x.parent;
     b.value = -opt_.discount * b.value;
+    b.plies += 1.0f;
     return b.node != kNoNode;
   }
 
@@ -207,7 +214,13 @@ class Tree {
   void classify_children(uint32_t node, const Position& pos);
   // Recomputes the bounds of `node` from its children, and of its ancestors while they change.
   void prove_up(uint32_t node);
-  void backup(uint32_t node, float value);
+  void backup(uint32_t node, float value, float plies);
+  // The moves-left utility of visited child `c` of `parent` whose Q is `q` (0 when off).
+  float moves_left_utility(const Node& parent, const Node& c, float q) const {
+    if (opt_.moves_left_slope <= 0 || c.n <= 0 || parent.n <= 0) return 0.0f;
+    return puct::moves_left_utility(q, c.moves_left(), parent.moves_left(), opt_.moves_left_slope,
+                                    opt_.moves_left_cap, opt_.moves_left_linear, opt_.moves_left_quadratic);
+  }
   void undo(uint32_t node);
   int depth_of(uint32_t node) const;  // plies from the root
   // The child a proven node's result comes from: the shortest win or draw, the longest loss.

@@ -88,9 +88,10 @@ class Actor {
 
   // Collects up to `capacity` leaves from all trees into planes[capacity][52*64].
   int prepare(float* planes, int capacity);
-  // Answers the oldest outstanding batch. Empty when applied; else why
-  // (logits, wdl) cannot answer it, and nothing changed.
-  std::string submit(const float* logits, const float* wdl);
+  // Answers the oldest outstanding batch, with one moves-left estimate
+  // (plies) per row or null. Empty when applied; else why (logits, wdl,
+  // moves_left) cannot answer it, and nothing changed.
+  std::string submit(const float* logits, const float* wdl, const float* moves_left = nullptr);
   // Moves finished games into `out` (appended).
   void take_finished(std::vector<GameLog>& out);
   // Hands back every unfinished game (Termination::NONE) and empties its slot,

@@ -35,6 +35,10 @@ from chesszero._core import (  # noqa: F401  (re-exported API)
 
 STARTING_FEN = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
 
+LENGTH_SCALE = 400.0
+"""The remaining-length head predicts ``plies_remaining / LENGTH_SCALE`` (SPEC 5):
+the replay's labels and the search's moves-left estimates share this scale."""
+
 
 _T = _core.Termination
 _R = _core.GameResult

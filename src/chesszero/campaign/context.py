@@ -128,6 +128,8 @@ ADDED_KEYS: dict[str, Any] = {
     "campaign.actor_attempts": ANY,  # how often a failed actor job is retried, not what it learns
     "nnue": ANY,  # the NNUE student's distillation (chesszero nnue build), read by no campaign stage
     "publish.int8_stem": False,
+    "search.moves_left": {"slope": 0.0, "cap": 0.0345, "linear": 1.6521, "quadratic": -0.6521},
+    "publish.max_moves_left_mae": ANY,  # read only with search.moves_left.slope > 0
 }
 """Recipe keys added after campaigns existed, with the value that reproduces
 what those campaigns did: a campaign started before a key existed resumes

@@ -147,7 +147,8 @@ def _publish(req: DistillRequest, checkpoint: Path, label: str, tune: Any) -> di
     cfg = req.cfg
     calib = load_calibration_set(req.root / "data" / "calibration" / "positions.jsonl",
                                  limit=cfg.publish.calibration_positions)
-    result = publish(checkpoint, out, calib, settings=PublishSettings.from_config(cfg.publish), tune=tune)
+    settings = PublishSettings.from_config(cfg.publish, moves_left=cfg.search.moves_left.enabled)
+    result = publish(checkpoint, out, calib, settings=settings, tune=tune)
     data = {"checkpoint_sha256": sha, "passed": result.gate.passed, "artifact": str(Path(result.int8.path).resolve()),
             "fidelity": str(result.directory / "fidelity.json"),
             "metrics": {} if result.gate.report is None else result.gate.report.summary(),

@@ -74,7 +74,7 @@ REPLAY_ADMITTED_TOTAL = "replay/admitted_total"
 RESIGN_THRESHOLD = "resign/threshold"
 RESIGN_FALSE_UPPER = "resign/false_rate_upper"
 
-FIDELITY = ("agreement", "kl", "wdl_mae", "passed")
+FIDELITY = ("agreement", "kl", "wdl_mae", "moves_left_mae", "passed")
 
 # Progressive sizing: the active stage, the candidate's training and its gate.
 PROGRESSIVE_STAGE = "progressive/stage"

@@ -52,7 +52,8 @@ def publish_checkpoint(campaign: Campaign, generation: int | None, checkpoint: P
     backend = cfg.inference.backend.value
     calib = load_calibration_set(campaign.root / "data" / "calibration" / "positions.jsonl",
                                  limit=cfg.publish.calibration_positions)
-    settings = PublishSettings.from_config(cfg.publish, scheme=publication_scheme(backend))
+    settings = PublishSettings.from_config(cfg.publish, scheme=publication_scheme(backend),
+                                           moves_left=cfg.search.moves_left.enabled)
     return publish(checkpoint or campaign.paths.checkpoint, out or campaign.paths.artifact_dir(generation), calib,
                    settings=settings, runtime=campaign.gate_runtime(backend), state_path=None,
                    tune=_tuning_set(campaign, generation))
@@ -65,6 +66,8 @@ def fidelity_metrics(result: Any) -> dict[str, float]:
         out[M.fidelity_key("agreement")] = float(report.agreement)
         out[M.fidelity_key("kl")] = float(report.kl_mean)
         out[M.fidelity_key("wdl_mae")] = float(report.wdl_mae)
+        if report.moves_left_mae is not None:
+            out[M.fidelity_key("moves_left_mae")] = float(report.moves_left_mae)
     return out
 
 

@@ -32,6 +32,18 @@ def selfplay_search(cfg: Config) -> dict[str, Any]:
         "gumbel_considered": s.gumbel.considered,
         "gumbel_c_visit": s.gumbel.c_visit,
         "gumbel_c_scale": s.gumbel.c_scale,
+        **moves_left_fields(cfg),
+    }
+
+
+def moves_left_fields(cfg: Config) -> dict[str, float]:
+    """The moves-left utility's ``SearchOptions`` fields (self-play and evaluation alike)."""
+    m = cfg.search.moves_left
+    return {
+        "moves_left_slope": m.slope,
+        "moves_left_cap": m.cap,
+        "moves_left_linear": m.linear,
+        "moves_left_quadratic": m.quadratic,
     }
 
 
@@ -52,5 +64,7 @@ def evaluation_search(cfg: Config) -> Any:
     options.gumbel_considered = s.gumbel.considered
     options.gumbel_c_visit = s.gumbel.c_visit
     options.gumbel_c_scale = s.gumbel.c_scale
+    for key, value in moves_left_fields(cfg).items():
+        setattr(options, key, value)
     options.validate()
     return options

@@ -96,7 +96,8 @@ def _publish(args: argparse.Namespace) -> int:
     tune = (tuning_set_from_replay(args.tune_replay, limit=n, seed=args.seed) if args.tune_replay is not None
             else random_play_set(n, seed=args.seed))
     settings = PublishSettings.from_config(cfg.publish, precision=Precision(args.precision),
-                                           scheme=publication_scheme(backend))
+                                           scheme=publication_scheme(backend),
+                                           moves_left=cfg.search.moves_left.enabled)
     with Console(stderr=True).status(f"publishing {args.checkpoint} -> {args.out} (gate: {runtime.name})"):
         result = publish(args.checkpoint, args.out, calib, settings=settings, runtime=runtime,
                          state_path=args.state, tune=tune)

@@ -98,6 +98,22 @@ class GumbelConfig(_Section):
     c_scale: float = Field(gt=0.0, le=1e3, description="sigma(q) = (c_visit + max N) * c_scale * q.")
 
 
+class MovesLeftConfig(_Section):
+    """Lc0's moves-left utility (SPEC 6; docs/search.md): the side ahead prefers shorter lines."""
+
+    slope: float = Field(
+        ge=0.0, le=1.0,
+        description="Utility per ply of difference between a child's and its parent's mean plies left; "
+        "0: off. Above 0 the published artifacts keep the length head (a third output, plies left).")
+    cap: float = Field(ge=0.0, le=1.0, description="Largest |utility| added to a child's Q.")
+    linear: float = Field(ge=-10.0, le=10.0, description="Utility shape: factor of |q|.")
+    quadratic: float = Field(ge=-10.0, le=10.0, description="Utility shape: factor of q^2.")
+
+    @property
+    def enabled(self) -> bool:
+        return self.slope > 0.0
+
+
 class SearchConfig(_Section):
     c_puct_selfplay: float = Field(gt=0.0, le=20.0, description="PUCT constant in self-play.")
     c_puct_eval: float = Field(gt=0.0, le=20.0, description="PUCT constant in evaluation.")
@@ -123,6 +139,7 @@ class SearchConfig(_Section):
         description="Root rule in self-play and evaluation: 'puct' or 'gumbel' (with gumbel, the visit "
         "cap counts each search's own simulations; retained visits are extra).")
     gumbel: GumbelConfig
+    moves_left: MovesLeftConfig
 
 
 class RestartConfig(_Section):
@@ -308,6 +325,9 @@ class PublishConfig(_Section):
     min_agreement: Fraction = Field(description="Top-1 legal-move agreement needed.")
     max_kl: NonNegFloat = Field(description="Largest mean legal-policy KL allowed.")
     max_wdl_mae: NonNegFloat = Field(description="Largest mean absolute WDL error allowed.")
+    max_moves_left_mae: NonNegFloat = Field(
+        default=20.0,
+        description="Largest mean absolute plies-left error allowed (artifacts with the moves-left output only).")
     int8_stem: bool = Field(
         default=False,
         description="Quantise the start block too (off: SPEC 9 keeps it float). On: an exact input grid, "
@@ -487,4 +507,12 @@ class Config(_Section):
             if (b.blocks, b.channels) == (a.blocks, a.channels) or b.blocks < a.blocks or b.channels < a.channels:
                 raise ValueError(f"progressive.stages must grow: {b.name} after {a.name} "
                                  "(more blocks and/or channels, neither fewer)")
+        return self
+
+    @model_validator(mode="after")
+    def _moves_left_runtime(self) -> Config:
+        # (The torch backend serves it on the CPU; its CUDA session refuses such an artifact when built.)
+        if self.search.moves_left.enabled and self.inference.backend is Backend.TENSORRT:
+            raise ValueError("search.moves_left.slope > 0 needs the moves-left output, which the 'tensorrt' "
+                             "backend does not serve yet: use ort-cpu, ort-gpu or torch")
         return self

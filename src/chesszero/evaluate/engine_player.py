@@ -184,8 +184,7 @@ def policy_moves(evaluator: Evaluator, games: Sequence[Game]) -> list[str]:
         if game.is_game_over():
             raise ValueError(f"no move to choose in a finished game: {game.fen()}")
     planes = check_planes(core.encode_batch(list(games)))
-    logits, _ = evaluator.evaluate(planes)
-    logits = np.asarray(logits)
+    logits = np.asarray(evaluator.evaluate(planes)[0])
     if logits.shape != (len(games), core.NUM_ACTIONS):
         raise ValueError(
             f"evaluator returned policy logits of shape {list(logits.shape)} for "

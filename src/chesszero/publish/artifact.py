@@ -1,7 +1,8 @@
 """Published artifacts: ONNX metadata, validated loading, and the activation state.
 
 An artifact is an ONNX file (input ``planes [N, 52, 8, 8]``, outputs
-``policy_logits [N, 1880]`` and softmaxed ``wdl [N, 3]``) whose
+``policy_logits [N, 1880]`` and softmaxed ``wdl [N, 3]``, and optionally
+``moves_left [N]``, the plies left by the length head) whose
 ``metadata_props`` say what it is (:class:`ArtifactMetadata`): the core's
 encoding version, network size, precision and quantisation scheme, the
 SHA-256 of the checkpoint and of the calibration set, and the fidelity
@@ -34,6 +35,7 @@ from chesszero.fsio import atomic_write_bytes, file_sha256
 __all__ = [
     "ARTIFACT_FORMAT",
     "INPUT_NAME",
+    "MOVES_LEFT_OUTPUT",
     "OUTPUT_NAMES",
     "ActiveArtifact",
     "Artifact",
@@ -52,6 +54,10 @@ ARTIFACT_FORMAT = 1
 """Bumped when the artifact's inputs, outputs or metadata change meaning."""
 INPUT_NAME = "planes"
 OUTPUT_NAMES = ("policy_logits", "wdl")
+MOVES_LEFT_OUTPUT = "moves_left"
+"""Optional third output: plies left in the game (the remaining-length head,
+kept for the search's moves-left utility); ``Artifact.moves_left`` says whether
+an artifact has it."""
 _PREFIX = "chesszero."
 
 
@@ -149,6 +155,8 @@ class Artifact:
     path: Path
     metadata: ArtifactMetadata
     sha256: str
+    moves_left: bool = False
+    """Whether the network also outputs the plies left (:data:`MOVES_LEFT_OUTPUT`)."""
 
 
 def _load_model(path: Path) -> onnx.ModelProto:
@@ -163,14 +171,16 @@ def _load_model(path: Path) -> onnx.ModelProto:
     return model
 
 
-def _check_signature(model: onnx.ModelProto, source: str) -> None:
+def _check_signature(model: onnx.ModelProto, source: str) -> bool:
+    """Whether the model has the moves-left output; ArtifactError when the signature is wrong."""
     inputs = [i.name for i in model.graph.input]
-    outputs = [o.name for o in model.graph.output]
-    if inputs != [INPUT_NAME] or tuple(outputs) != OUTPUT_NAMES:
+    outputs = tuple(o.name for o in model.graph.output)
+    if inputs != [INPUT_NAME] or outputs not in (OUTPUT_NAMES, (*OUTPUT_NAMES, MOVES_LEFT_OUTPUT)):
         raise ArtifactError(
-            f"{source}: expected input {INPUT_NAME!r} and outputs {OUTPUT_NAMES}, "
-            f"found inputs {inputs} and outputs {outputs}"
+            f"{source}: expected input {INPUT_NAME!r} and outputs {OUTPUT_NAMES} (optionally followed by "
+            f"{MOVES_LEFT_OUTPUT!r}), found inputs {inputs} and outputs {list(outputs)}"
         )
+    return len(outputs) == 3
 
 
 def load_artifact(path: str | Path, *, check_encoding: bool = True) -> Artifact:
@@ -191,8 +201,8 @@ def load_artifact(path: str | Path, *, check_encoding: bool = True) -> Artifact:
             f"{path}: exported for encoding version {metadata.encoding_version}, but the "
             f"core uses encoding version {core.ENCODING_VERSION}; re-export it from its checkpoint"
         )
-    _check_signature(model, str(path))
-    return Artifact(path=path, metadata=metadata, sha256=file_sha256(path))
+    moves_left = _check_signature(model, str(path))
+    return Artifact(path=path, metadata=metadata, sha256=file_sha256(path), moves_left=moves_left)
 
 
 def update_metadata(path: str | Path, **changes: Any) -> Artifact:

@@ -29,7 +29,11 @@ Built by :func:`chesszero.publish.fold.fold_network` from a training
   before the residual add, and each block output except the last (which
   feeds only the float heads).
 - ``forward`` returns ``(policy_logits [N, 1880], wdl [N, 3])`` with the WDL
-  already softmaxed -- exactly the exported ONNX outputs.
+  already softmaxed -- exactly the exported ONNX outputs.  A network folded
+  with the remaining-length head (``fold_network(..., moves_left=True)``, for
+  the search's moves-left utility) returns a third output, ``moves_left
+  [N]``: the plies left in the game (the head's ``plies / 400`` scaled back),
+  computed in float from the trunk's output like the other heads.
 """
 
 from __future__ import annotations
@@ -61,6 +65,7 @@ __all__ = [
     "DeployNet",
     "DeployPoolingBlock",
     "DeployResidualBlock",
+    "DeployLengthHead",
     "DeployWdlHead",
     "input_scale",
     "stem_weights",
@@ -240,8 +245,22 @@ class DeployWdlHead(nn.Module):
         return self.fc2(torch.relu(self.fc1(h)))
 
 
+class DeployLengthHead(nn.Module):
+    """Remaining-length head with its BatchNorm folded into the 1x1 convolution (float);
+    returns plies (the training head's ``plies / 400`` times ``core.LENGTH_SCALE``)."""
+
+    def __init__(self, conv: DeployConv, fc: nn.Linear) -> None:
+        super().__init__()
+        self.conv, self.fc = conv, fc
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = torch.relu(self.conv(x)).flatten(1)
+        return self.fc(h).squeeze(1) * core.LENGTH_SCALE
+
+
 class DeployNet(nn.Module):
-    """Deployment network: ``planes -> (policy_logits [N, 1880], wdl [N, 3] probabilities)``."""
+    """Deployment network: ``planes -> (policy_logits [N, 1880], wdl [N, 3] probabilities[,
+    moves_left [N] plies])``."""
 
     def __init__(
         self,
@@ -252,6 +271,7 @@ class DeployNet(nn.Module):
         value_head: DeployWdlHead,
         *,
         int8_stem: bool = False,
+        length_head: DeployLengthHead | None = None,
     ) -> None:
         super().__init__()
         if stem.quantizable != int8_stem:
@@ -273,6 +293,12 @@ class DeployNet(nn.Module):
         self.blocks = nn.ModuleList(blocks)
         self.policy_head = policy_head
         self.value_head = value_head
+        self.length_head = length_head
+
+    @property
+    def moves_left(self) -> bool:
+        """Whether the network gives the plies-left output (a folded length head)."""
+        return self.length_head is not None
 
     @property
     def quant_mode(self) -> QuantMode:
@@ -344,6 +370,7 @@ class DeployNet(nn.Module):
                 x_quant = block.out_q
         return x
 
-    def forward(self, planes: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def forward(self, planes: torch.Tensor) -> tuple[torch.Tensor, ...]:
         x = self.trunk(planes)
-        return self.policy_head(x), torch.softmax(self.value_head(x), dim=1)
+        out = (self.policy_head(x), torch.softmax(self.value_head(x), dim=1))
+        return out if self.length_head is None else (*out, self.length_head(x))

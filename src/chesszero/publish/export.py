@@ -33,6 +33,7 @@ from chesszero import core
 from chesszero.model.network import ChessNet
 from chesszero.publish.artifact import (
     INPUT_NAME,
+    MOVES_LEFT_OUTPUT,
     OUTPUT_NAMES,
     Artifact,
     ArtifactError,
@@ -58,7 +59,8 @@ OPSET = 17
 """ONNX opset of exported artifacts (and the minimum accepted)."""
 _STATE_FORMAT = 2
 """2 adds ``int8_stem`` and each convolution's ``bias_correction`` buffer; a
-format-1 state (float stem, no corrections) still loads."""
+format-1 state (float stem, no corrections) still loads.  ``moves_left``
+(the folded length head kept) is optional: a state without it has none."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -89,6 +91,7 @@ def _to_onnx(net: DeployNet, opset: int) -> onnx.ModelProto:
     example = torch.zeros(2, core.NUM_PLANES, 8, 8)
     buffer = io.BytesIO()
     batch = {0: "batch"}
+    outputs = [*OUTPUT_NAMES, MOVES_LEFT_OUTPUT] if net.moves_left else list(OUTPUT_NAMES)
     with warnings.catch_warnings(), torch.no_grad():
         warnings.simplefilter("ignore")  # tracer chatter about constants is expected here
         torch.onnx.export(
@@ -96,8 +99,8 @@ def _to_onnx(net: DeployNet, opset: int) -> onnx.ModelProto:
             (example,),
             buffer,
             input_names=[INPUT_NAME],
-            output_names=list(OUTPUT_NAMES),
-            dynamic_axes={INPUT_NAME: batch, OUTPUT_NAMES[0]: batch, OUTPUT_NAMES[1]: batch},
+            output_names=outputs,
+            dynamic_axes={name: batch for name in (INPUT_NAME, *outputs)},
             opset_version=opset,
             do_constant_folding=True,
             dynamo=False,
@@ -163,6 +166,7 @@ def save_deploy_state(net: DeployNet, path: str | Path) -> Path:
         "network_size": net.size.name,
         "quant_scheme": net.quant_scheme.value,
         "int8_stem": net.int8_stem,
+        "moves_left": net.moves_left,
         "state_dict": {k: v.detach().cpu().clone() for k, v in net.state_dict().items()
                        if not k.endswith(("export_scales", "export_bias"))},
     }
@@ -188,7 +192,9 @@ def load_deploy_state(path: str | Path, *, precision: Precision) -> DeployNet:
                 f"{core.ENCODING_VERSION}"
             )
         int8_stem = bool(state.get("int8_stem", False))
-        net = fold_network(ChessNet(str(state["network_size"]), aux_heads=False).eval(), int8_stem=int8_stem)
+        moves_left = bool(state.get("moves_left", False))
+        net = fold_network(ChessNet(str(state["network_size"]), aux_heads=moves_left).eval(), int8_stem=int8_stem,
+                           moves_left=moves_left)
         weights = dict(state["state_dict"])
         if state["format"] == 1:  # before bias corrections existed: they were zero
             weights |= {k: v for k, v in net.state_dict().items() if k.endswith("bias_correction")}

@@ -12,11 +12,19 @@ consumes them:
 - **legal-policy KL**: mean over positions of ``KL(source || artifact)`` of
   the policies softmaxed over the legal actions only;
 - **WDL MAE**: mean absolute difference of the win/draw/loss probabilities,
-  over all positions and the three entries.
+  over all positions and the three entries;
+- **moves-left MAE** (only when the artifact keeps the length head for the
+  search's moves-left utility; the reference must then give it too): mean
+  absolute difference of the plies-left outputs.
 
-A report passes when agreement ``>= min_agreement``, KL ``<= max_kl`` and
+A report passes when agreement ``>= min_agreement``, KL ``<= max_kl``,
 WDL MAE ``<= max_wdl_mae`` (defaults 0.95 / 0.01 / 0.02, from
-``params.yaml``'s ``publish`` section) and every output is finite.  This is
+``params.yaml``'s ``publish`` section), moves-left MAE ``<=
+max_moves_left_mae`` (20 plies) when measured, and every output is finite.
+The plies bound catches a broken artifact, not INT8 noise: the head's
+``plies / 400`` output multiplies the trunk's quantisation error by 400
+(a smoke campaign's barely trained heads, predicting -500..+200 plies,
+measured 5-15 plies of MAE with WDL MAE near 1e-4).  This is
 what catches a runtime that builds and "succeeds" but predicts differently
 (paper 6.2: a refitted TensorRT engine at KL 1.05).
 """
@@ -50,11 +58,14 @@ class FidelityThresholds:
     min_agreement: float = 0.95
     max_kl: float = 0.01
     max_wdl_mae: float = 0.02
+    max_moves_left_mae: float = 20.0
+    """Plies; applies only to artifacts with the moves-left output (module docstring)."""
 
     @classmethod
     def from_config(cls, cfg: PublishConfig) -> FidelityThresholds:
         """The thresholds of a recipe's ``publish`` section."""
-        return cls(min_agreement=cfg.min_agreement, max_kl=cfg.max_kl, max_wdl_mae=cfg.max_wdl_mae)
+        return cls(min_agreement=cfg.min_agreement, max_kl=cfg.max_kl, max_wdl_mae=cfg.max_wdl_mae,
+                   max_moves_left_mae=cfg.max_moves_left_mae)
 
 
 @dataclass(frozen=True)
@@ -72,6 +83,9 @@ class FidelityReport:
     calibration_sha256: str
     candidate: str = ""
     reference: str = ""
+    moves_left_mae: float | None = None
+    """Mean absolute plies-left difference (None: the artifact has no moves-left output)."""
+    moves_left_max_error: float | None = None
 
     @property
     def passed(self) -> bool:
@@ -87,6 +101,7 @@ class FidelityReport:
             "kl_mean": float(f"{self.kl_mean:.6g}"),
             "wdl_mae": float(f"{self.wdl_mae:.6g}"),
             "calibration_sha256": self.calibration_sha256,
+            **({} if self.moves_left_mae is None else {"moves_left_mae": float(f"{self.moves_left_mae:.6g}")}),
         }
 
     def to_dict(self) -> dict[str, Any]:
@@ -130,13 +145,25 @@ def measure_fidelity(
     agree: list[np.ndarray] = []
     kls: list[np.ndarray] = []
     wdl_err: list[np.ndarray] = []
+    plies_err: list[np.ndarray] = []
     finite = True
     for planes, legal in calib.batches(batch_size):
         n = len(planes)
-        ref_policy, ref_wdl = (np.asarray(a) for a in reference.evaluate(planes))
-        cand_policy, cand_wdl = (np.asarray(a) for a in candidate.evaluate(planes))
+        ref = [np.asarray(a) for a in reference.evaluate(planes)]
+        cand = [np.asarray(a) for a in candidate.evaluate(planes)]
+        (ref_policy, ref_wdl), (cand_policy, cand_wdl) = ref[:2], cand[:2]
         _check_shapes("reference", ref_policy, ref_wdl, n)
         _check_shapes("candidate", cand_policy, cand_wdl, n)
+        if len(cand) != len(ref):
+            raise ValueError(
+                f"the candidate gives {len(cand)} outputs and the reference {len(ref)}: compare an artifact "
+                "with the moves-left output against a reference that gives the plies left too"
+            )
+        if len(cand) == 3:
+            if cand[2].shape != (n,) or ref[2].shape != (n,):
+                raise ValueError(f"moves_left outputs of shape {cand[2].shape} and {ref[2].shape}, expected ({n},)")
+            finite &= bool(np.isfinite(cand[2]).all())
+            plies_err.append(np.abs(ref[2].astype(np.float64) - cand[2].astype(np.float64)))
         finite &= bool(np.isfinite(cand_policy[legal]).all() and np.isfinite(cand_wdl).all())
         ref_log = _legal_log_softmax(ref_policy, legal)
         cand_log = _legal_log_softmax(cand_policy, legal)
@@ -160,6 +187,10 @@ def measure_fidelity(
         failures.append(f"legal-policy KL {kl_mean:.5f} > {thresholds.max_kl}")
     if not wdl_mae <= thresholds.max_wdl_mae:
         failures.append(f"WDL MAE {wdl_mae:.5f} > {thresholds.max_wdl_mae}")
+    plies = np.concatenate(plies_err) if plies_err else None
+    plies_mae = float(plies.mean()) if plies is not None else None
+    if plies_mae is not None and not plies_mae <= thresholds.max_moves_left_mae:
+        failures.append(f"moves-left MAE {plies_mae:.3f} plies > {thresholds.max_moves_left_mae}")
     return FidelityReport(
         positions=len(calib),
         agreement=agreement,
@@ -172,4 +203,6 @@ def measure_fidelity(
         calibration_sha256=calib.sha256,
         candidate=candidate_name,
         reference=reference_name,
+        moves_left_mae=plies_mae,
+        moves_left_max_error=float(plies.max()) if plies is not None else None,
     )

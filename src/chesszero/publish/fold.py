@@ -13,8 +13,10 @@ mode; it is never modified) and returns a new
   network's scaled input (:func:`~chesszero.publish.deploy_net.stem_weights`);
 - the policy head's query and key projections are folded into one
   (:mod:`~chesszero.publish.policy_fold`), its token layers run as matrices;
-- the training-only next-policy and length heads are dropped; the value
-  head's Linear layers are deep copies.
+- the training-only next-policy head is dropped, and so is the length head
+  unless ``moves_left`` keeps it (for the search's moves-left utility, its
+  BatchNorm folded like the value head's); the heads' Linear layers are deep
+  copies.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from torch import nn
 from chesszero.model.network import ChessNet, GlobalPoolingBlock, ResidualBlock
 from chesszero.publish.deploy_net import (
     DeployConv,
+    DeployLengthHead,
     DeployNet,
     DeployPoolingBlock,
     DeployResidualBlock,
@@ -86,15 +89,21 @@ def _fold_block(block: nn.Module, *, last: bool) -> DeployResidualBlock | Deploy
     raise TypeError(f"cannot fold unknown block type {type(block).__name__}")
 
 
-def fold_network(net: ChessNet, *, int8_stem: bool = False) -> DeployNet:
+def fold_network(net: ChessNet, *, int8_stem: bool = False, moves_left: bool = False) -> DeployNet:
     """The deployment copy of ``net`` (float, eval mode, on ``net``'s device).
 
     ``net`` is only read: its parameters, buffers, mode and heads are left
     exactly as they were.  ``int8_stem`` makes the stem an INT8 convolution
     once quantised (``publish.int8_stem``; SPEC 9 keeps it float).
+    ``moves_left`` keeps the remaining-length head (float, BatchNorm folded)
+    as a third output in plies, for the search's moves-left utility
+    (``search.moves_left.slope``); ``ValueError`` when ``net`` has none.
     """
     if not isinstance(net, ChessNet):
         raise TypeError(f"fold_network needs a ChessNet, got {type(net).__name__}")
+    length = net.length_head
+    if moves_left and length is None:
+        raise ValueError("moves_left needs a network with its remaining-length head (ChessNet(aux_heads=True))")
     head = net.value_head
     deploy = DeployNet(
         net.size,
@@ -107,6 +116,9 @@ def fold_network(net: ChessNet, *, int8_stem: bool = False) -> DeployNet:
             copy.deepcopy(head.fc2),
         ),
         int8_stem=int8_stem,
+        length_head=DeployLengthHead(_conv(length.conv, length.bn, quantizable=False), copy.deepcopy(length.fc))
+        if moves_left and length is not None
+        else None,
     )
     device = net.stem_conv.weight.device
     return deploy.to(device).eval().requires_grad_(False)

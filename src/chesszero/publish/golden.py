@@ -119,7 +119,7 @@ def golden_values(artifact: str | Path, positions: list[CalibrationPosition]) ->
         if not np.array_equal(_replay(fen, moves).encode(), game.encode()):
             raise RuntimeError(f"position {p.id}: the shortened history encodes differently from the whole game")
     planes = core.encode_batch(games)
-    logits, wdl = OrtRuntime(threads=1).build(loaded).evaluate(planes)
+    logits, wdl = OrtRuntime(threads=1).build(loaded).evaluate(planes)[:2]
     rows = []
     outputs = zip(positions, short, games, planes, np.asarray(logits), np.asarray(wdl), strict=True)
     for p, (start_fen, moves), game, x, row, w in outputs:

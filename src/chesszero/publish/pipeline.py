@@ -77,6 +77,9 @@ class PublishSettings:
     """Evaluation batch for calibration and the gate."""
     int8_stem: bool = False
     """Quantise the start block too (``publish.int8_stem``; SPEC 9 keeps it float)."""
+    moves_left: bool = False
+    """Keep the remaining-length head as a third output, plies left (for the search's
+    moves-left utility, ``search.moves_left.slope`` > 0); the gate then compares it too."""
 
     @classmethod
     def from_config(cls, cfg: PublishConfig, **overrides: object) -> PublishSettings:
@@ -196,8 +199,9 @@ def gate_and_activate(
         return GateOutcome(path, final, report, None, False, session, previous)
     active = write_activation(state_path, final, report.summary()) if state_path is not None else None
     runtime.activate(session)
-    log.info("activated %s (agreement %.4f, KL %.5f, WDL MAE %.5f)",
-             path, report.agreement, report.kl_mean, report.wdl_mae)
+    log.info("activated %s (agreement %.4f, KL %.5f, WDL MAE %.5f%s)",
+             path, report.agreement, report.kl_mean, report.wdl_mae,
+             "" if report.moves_left_mae is None else f", moves-left MAE {report.moves_left_mae:.2f} plies")
     return GateOutcome(path, final, report, None, True, session, active)
 
 
@@ -232,13 +236,13 @@ def publish(
     if tune is None:
         tune = dataclasses.replace(calib, source=f"the fidelity gate's own set ({calib.source}; not held out)")
     provenance = Provenance(checkpoint_hash, calib.sha256, len(calib), tune.sha256, tune.source)
-    float_net = fold_network(net, int8_stem=settings.int8_stem)
+    float_net = fold_network(net, int8_stem=settings.int8_stem, moves_left=settings.moves_left)
     int8_net = quantize_network(float_net, tune, scheme=settings.scheme, qat=settings.qat, batches=batches)
     save_deploy_state(float_net, out / "fp32.pt")
     save_deploy_state(int8_net, out / "int8.pt")
     fp32 = export_onnx(float_net, out / "fp32.onnx", provenance, torch_state="fp32.pt")
     int8 = export_onnx(int8_net, out / "int8.onnx", provenance, torch_state="int8.pt")
-    reference = TorchRuntime(device=net.stem_conv.weight.device).session_for(net)
+    reference = TorchRuntime(device=net.stem_conv.weight.device).session_for(net, moves_left=settings.moves_left)
     outcome = gate_and_activate(
         int8 if settings.precision is Precision.INT8 else fp32,
         reference,

@@ -28,6 +28,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from chesszero import core
 from chesszero.publish.calibration import CalibrationSet
 from chesszero.publish.deploy_net import DeployNet
 from chesszero.publish.quant_ops import QuantMode, QuantScheme
@@ -43,6 +44,10 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+
+MOVES_LEFT_WEIGHT = 0.1
+"""Weight of the plies-left term in QAT distillation (the weight SPEC 5 gives the length
+head in training), for networks published with the moves-left output."""
 
 Batch = torch.Tensor | np.ndarray | tuple[torch.Tensor | np.ndarray, torch.Tensor | np.ndarray]
 """Planes ``[N, 52, 8, 8]``, optionally paired with legal masks ``[N, 1880]``."""
@@ -132,18 +137,22 @@ def calibrate(net: DeployNet, planes: torch.Tensor | np.ndarray, *, batch_size: 
 
 
 def distillation_loss(
-    student: tuple[torch.Tensor, torch.Tensor],
-    teacher: tuple[torch.Tensor, torch.Tensor],
+    student: tuple[torch.Tensor, ...],
+    teacher: tuple[torch.Tensor, ...],
     legal: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """``KL(teacher policy || student policy) + KL(teacher WDL || student WDL)``, batch mean.
 
     Policies are softmaxed over the legal actions when ``legal`` is given,
     otherwise over all 1,880.  WDL entries are probabilities (the deployment
-    network's output).
+    network's output).  Networks with the moves-left output add
+    ``MOVES_LEFT_WEIGHT * smooth-L1`` of the plies left on the training
+    head's scale (``plies / core.LENGTH_SCALE``, SPEC 5's length term).
     """
-    s_logits, s_wdl = student
-    t_logits, t_wdl = teacher
+    s_logits, s_wdl, *s_rest = student
+    t_logits, t_wdl, *t_rest = teacher
+    if len(s_rest) != len(t_rest):
+        raise ValueError("student and teacher disagree on the moves-left output")
     if legal is not None:
         s_logits = s_logits.masked_fill(~legal, -1e9)
         t_logits = t_logits.masked_fill(~legal, -1e9)
@@ -151,7 +160,11 @@ def distillation_loss(
     policy = (t_log.exp() * (t_log - F.log_softmax(s_logits, dim=1))).sum(dim=1)
     eps = 1e-7
     wdl = (t_wdl * (torch.log(t_wdl + eps) - torch.log(s_wdl + eps))).sum(dim=1)
-    return (policy + wdl).mean()
+    loss = (policy + wdl).mean()
+    if s_rest:
+        scale = core.LENGTH_SCALE
+        loss = loss + MOVES_LEFT_WEIGHT * F.smooth_l1_loss(s_rest[0] / scale, t_rest[0] / scale)
+    return loss
 
 
 def _calibration_batches(calib: CalibrationSet, settings: QatSettings) -> BatchSource:

@@ -7,7 +7,8 @@ so evaluation never sees a half-built model) and evaluates batches with the
 active session (``evaluate``).  Sessions and runtimes are both search
 evaluators (:class:`chesszero.search.evaluators.Evaluator`):
 ``evaluate(planes float32 [N, 52, 8, 8]) -> (policy_logits float32 [N, 1880],
-wdl float32 [N, 3] probabilities)``.  The fidelity gate
+wdl float32 [N, 3] probabilities)``, followed by ``moves_left float32 [N]``
+(plies) when the artifact has that output.  The fidelity gate
 scores a freshly built session *before* it is activated.
 
 Backends here:
@@ -57,7 +58,7 @@ class Session(Protocol):
 
     artifact: Artifact | None
 
-    def evaluate(self, planes: np.ndarray) -> tuple[np.ndarray, np.ndarray]: ...
+    def evaluate(self, planes: np.ndarray) -> tuple[np.ndarray, ...]: ...
 
 
 def _as_artifact(artifact: Artifact | str | Path) -> Artifact:
@@ -100,7 +101,7 @@ class Runtime(ABC):
         """The session being served, if any."""
         return self._active
 
-    def evaluate(self, planes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def evaluate(self, planes: np.ndarray) -> tuple[np.ndarray, ...]:
         """Evaluate with the active session; ``RuntimeError`` when none is active."""
         session = self._active
         if session is None:
@@ -115,9 +116,8 @@ class OrtSession:
         self.artifact = artifact
         self.session = session
 
-    def evaluate(self, planes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        policy, wdl = self.session.run(None, {INPUT_NAME: _check_planes(planes)})  # type: ignore[attr-defined]
-        return policy, wdl
+    def evaluate(self, planes: np.ndarray) -> tuple[np.ndarray, ...]:
+        return tuple(self.session.run(None, {INPUT_NAME: _check_planes(planes)}))  # type: ignore[attr-defined]
 
 
 class OrtRuntime(Runtime):
@@ -161,19 +161,26 @@ class OrtRuntime(Runtime):
 
 
 class _SourceView(nn.Module):
-    """A training network as an evaluator module: (policy logits, WDL probabilities)."""
+    """A training network as an evaluator module: (policy logits, WDL probabilities),
+    and with ``moves_left`` the plies left by its length head."""
 
-    def __init__(self, net: ChessNet) -> None:
+    def __init__(self, net: ChessNet, *, moves_left: bool = False) -> None:
         super().__init__()
+        if moves_left and net.length_head is None:
+            raise ValueError("moves_left needs a network with its remaining-length head (ChessNet(aux_heads=True))")
+        self.net = net if moves_left else None
         self.view = net.inference_view()
 
-    def forward(self, planes: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def forward(self, planes: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        if self.net is not None:
+            out = self.net(planes)
+            return out.policy, torch.softmax(out.wdl, dim=1), out.length * core.LENGTH_SCALE
         policy, wdl_logits = self.view(planes)
         return policy, torch.softmax(wdl_logits, dim=1)
 
 
 class TorchSession:
-    """PyTorch eager evaluation of a module returning (policy logits, WDL probabilities)."""
+    """PyTorch eager evaluation of a module returning (policy logits, WDL probabilities[, plies left])."""
 
     def __init__(self, module: nn.Module, device: torch.device, artifact: Artifact | None) -> None:
         self.module = module.to(device).eval()
@@ -181,10 +188,9 @@ class TorchSession:
         self.artifact = artifact
 
     @torch.inference_mode()
-    def evaluate(self, planes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def evaluate(self, planes: np.ndarray) -> tuple[np.ndarray, ...]:
         x = _to_tensor(planes).to(self.device, non_blocking=True)
-        policy, wdl = self.module(x)
-        return policy.float().cpu().numpy(), wdl.float().cpu().numpy()
+        return tuple(t.float().cpu().numpy() for t in self.module(x))
 
 
 class TorchRuntime(Runtime):
@@ -230,13 +236,22 @@ class TorchRuntime(Runtime):
             net.freeze()
         if self.device.type != "cuda":
             return TorchSession(net, self.device, artifact)
+        if net.moves_left:
+            raise ArtifactError(f"{artifact.path}: the CUDA torch session does not serve the moves_left output yet "
+                                "(publish without search.moves_left, or use ONNX Runtime or torch on the CPU)")
         from chesszero.publish.torch_cuda import CudaTorchSession
 
         dtype = None if precision is Precision.INT8 else self.dtype  # integer grids need float32
         return CudaTorchSession(net, self.device, artifact, dtype=dtype, graphs=self.graphs)
 
-    def session_for(self, net: ChessNet | DeployNet) -> TorchSession:
-        """A session evaluating a snapshot (deep copy) of ``net``; ``net`` is left untouched."""
+    def session_for(self, net: ChessNet | DeployNet, *, moves_left: bool = False) -> TorchSession:
+        """A session evaluating a snapshot (deep copy) of ``net``; ``net`` is left untouched.
+
+        A training network gives the plies left too with ``moves_left`` (a
+        deployment network gives them when it was folded with its length head).
+        """
         snapshot = copy.deepcopy(net)
-        module: nn.Module = _SourceView(snapshot) if isinstance(snapshot, ChessNet) else snapshot
+        module: nn.Module = (
+            _SourceView(snapshot, moves_left=moves_left) if isinstance(snapshot, ChessNet) else snapshot
+        )
         return TorchSession(module, self.device, None)

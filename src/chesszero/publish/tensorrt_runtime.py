@@ -260,6 +260,11 @@ class TensorRtRuntime(Runtime):
 
     def _build_on_device(self, artifact: Artifact) -> TensorRtSession:
         meta = artifact.metadata
+        if artifact.moves_left:
+            raise ArtifactError(
+                f"{artifact.path}: the TensorRT runtime does not serve the moves_left output yet "
+                "(publish without search.moves_left, or use ONNX Runtime)"
+            )
         int8 = meta.precision is Precision.INT8
         if int8 and meta.quant_scheme != QuantScheme.TENSORRT.value:
             raise ArtifactError(

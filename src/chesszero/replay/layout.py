@@ -61,8 +61,8 @@ PACKED_BYTES = int(core.PACKED_BYTES)
 LEGAL_BYTES = (NUM_ACTIONS + 7) // 8
 """Bytes of the legal-action bitset (235)."""
 
-LENGTH_SCALE = 400.0
-"""Remaining-length labels are ``plies_remaining / LENGTH_SCALE`` (SPEC 5)."""
+LENGTH_SCALE = core.LENGTH_SCALE
+"""Remaining-length labels are ``plies_remaining / LENGTH_SCALE`` (SPEC 5; the core owns the scale)."""
 
 ROW_DTYPE = np.dtype(
     [

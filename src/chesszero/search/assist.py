@@ -51,12 +51,13 @@ class MaterialAssist:
         self.scale = float(scale)
 
     def evaluate(self, planes: np.ndarray) -> NetworkOutput:
-        logits, wdl = self.inner.evaluate(planes)
+        out = self.inner.evaluate(planes)
         if self.weight == 0.0:
-            return logits, wdl
+            return out
+        logits, wdl, *rest = out  # plies left (when given) pass through unchanged
         material = wdl_of_value(np.tanh(material_balance(planes) / self.scale))
         blended = (1.0 - self.weight) * np.asarray(wdl, dtype=np.float32) + self.weight * material
-        return logits, blended.astype(np.float32, copy=False)
+        return (logits, blended.astype(np.float32, copy=False), *rest)  # type: ignore[return-value]
 
 
 def with_material_assist(inner: Evaluator, weight: float, *, scale: float = 5.0) -> Evaluator:

@@ -3,7 +3,11 @@
 ``evaluate(planes float32[N, 52, 8, 8]) -> (policy_logits float32[N, 1880],
 wdl float32[N, 3])`` with WDL *probabilities* (win, draw, loss for the side to
 move). Illegal actions need no masking: the native search masks and softmaxes
-over the legal moves itself.
+over the legal moves itself. An evaluator asked for moves-left estimates
+(``TorchEvaluator(..., moves_left=True)``) returns a third array, ``moves_left
+float32[N]``: the plies left in each position's game by the length head, which
+the search's moves-left utility (``SearchOptions.moves_left_slope``) needs;
+the batch pipeline hands it on when present.
 
 - :class:`OnnxEvaluator`: ONNX Runtime on CPU (input ``planes``, outputs
   ``policy_logits`` and softmaxed ``wdl``, as published artifacts have).
@@ -28,7 +32,7 @@ NUM_ACTIONS = int(core.NUM_ACTIONS)
 NUM_PLANES = int(core.NUM_PLANES)
 ENCODING_METADATA_KEY = "chesszero.encoding_version"
 
-NetworkOutput = tuple[np.ndarray, np.ndarray]
+NetworkOutput = tuple[np.ndarray, np.ndarray] | tuple[np.ndarray, np.ndarray, np.ndarray]
 
 
 @runtime_checkable
@@ -74,7 +78,7 @@ ScriptFn = Callable[[np.ndarray], NetworkOutput]
 
 
 class ScriptedEvaluator:
-    """Test double: ``fn(planes) -> (logits, wdl)``, remembering every batch.
+    """Test double: ``fn(planes) -> (logits, wdl[, moves_left])``, remembering every batch.
 
     Without ``fn`` it answers like :class:`UniformEvaluator`. ``batches`` holds
     a copy of each batch of planes seen, in order (``record=False`` keeps none).
@@ -94,8 +98,10 @@ class ScriptedEvaluator:
             self.batches.append(planes.copy())
         if self._fn is None:
             return self._uniform.evaluate(planes)
-        logits, wdl = self._fn(planes)
-        return np.asarray(logits, np.float32), np.asarray(wdl, np.float32)
+        out = self._fn(planes)
+        if len(out) not in (2, 3):
+            raise ValueError(f"a scripted answer is (logits, wdl) or (logits, wdl, moves_left), got {len(out)} arrays")
+        return tuple(np.asarray(a, np.float32) for a in out)  # type: ignore[return-value]
 
 
 class OnnxEvaluator:
@@ -149,19 +155,30 @@ class TorchEvaluator:
     The module is put in eval mode; WDL logits are softmaxed here. Runs under
     ``torch.inference_mode`` on ``device`` (CPU by default). ``threads`` sets
     torch's intra-op thread count, which is process-wide (small CPU batches
-    are fastest with 1 thread per actor).
+    are fastest with 1 thread per actor). With ``moves_left`` the module must
+    give the remaining-length head's output (``NetOutput.length``, plies / 400,
+    SPEC 5) as its fourth output, and ``evaluate`` returns it in plies as a
+    third array (ValueError at construction for a network without one).
     """
 
-    def __init__(self, module: Any, *, device: str = "cpu", threads: int | None = None) -> None:
+    def __init__(
+        self, module: Any, *, device: str = "cpu", threads: int | None = None, moves_left: bool = False
+    ) -> None:
         import torch
 
         if threads is not None:
             if threads < 1:
                 raise ValueError(f"threads must be >= 1, got {threads}")
             torch.set_num_threads(threads)
+        if moves_left and getattr(module, "length_head", None) is None:
+            raise ValueError(
+                f"moves_left needs a network with a remaining-length head; {type(module).__name__} has none "
+                "(a ChessNet built with aux_heads=True has one)"
+            )
         self._torch = torch
         self._device = torch.device(device)
         self._module = module.to(self._device).eval()
+        self.moves_left = moves_left
 
     def evaluate(self, planes: np.ndarray) -> NetworkOutput:
         torch = self._torch
@@ -170,10 +187,14 @@ class TorchEvaluator:
             out = self._module(x)
             logits, wdl_logits = out[0], out[1]
             wdl = torch.softmax(wdl_logits.float(), dim=-1)
-        return (
+            plies = out[3].float() * core.LENGTH_SCALE if self.moves_left else None
+        result = (
             logits.float().cpu().numpy().astype(np.float32, copy=False),
             wdl.cpu().numpy().astype(np.float32, copy=False),
         )
+        if plies is None:
+            return result
+        return (*result, plies.reshape(-1).cpu().numpy().astype(np.float32, copy=False))
 
 
 __all__ = [

@@ -2,7 +2,8 @@
 
 A *target* is a native ``Searcher`` or ``Actor``: ``prepare_batch(out) -> n``
 writes ``n`` leaf positions into ``out`` (GIL released) and
-``submit_results(logits, wdl)`` answers the oldest outstanding batch. With
+``submit_results(logits, wdl[, moves_left])`` answers the oldest outstanding
+batch (the evaluator's moves-left estimates go with it when it gives them). With
 ``depth`` > 1 buffers, inference of one batch runs on a worker thread while
 the native code prepares the next (ONNX Runtime and torch release the GIL),
 so tree work overlaps inference. Python is crossed once per batch.
@@ -24,7 +25,7 @@ from chesszero.search.evaluators import Evaluator, NetworkOutput
 class BatchTarget(Protocol):
     def prepare_batch(self, out_planes: np.ndarray) -> int: ...
 
-    def submit_results(self, logits: np.ndarray, wdl: np.ndarray) -> None: ...
+    def submit_results(self, logits: np.ndarray, wdl: np.ndarray, moves_left: np.ndarray | None = None) -> None: ...
 
 
 class _Done:
@@ -101,8 +102,7 @@ class BatchPipeline:
 
     def _complete(self) -> None:
         fut, buf = self._pending.popleft()
-        logits, wdl = fut.result()
-        self.target.submit_results(logits, wdl)
+        self.target.submit_results(*fut.result())
         self._free.append(buf)
 
     def _round_trip(self) -> bool:
@@ -110,8 +110,7 @@ class BatchPipeline:
         n = self.target.prepare_batch(buf)
         if n == 0:
             return False
-        logits, wdl = self.evaluator.evaluate(buf[:n])
-        self.target.submit_results(logits, wdl)
+        self.target.submit_results(*self.evaluator.evaluate(buf[:n]))
         self.batches += 1
         self.positions += n
         return True

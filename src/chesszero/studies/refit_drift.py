@@ -78,7 +78,7 @@ class VariantRow:
 
 
 def _outputs(session: object, planes: np.ndarray) -> np.ndarray:
-    policy, wdl = session.evaluate(planes)  # type: ignore[attr-defined]
+    policy, wdl = session.evaluate(planes)[:2]  # type: ignore[attr-defined]
     return np.concatenate([np.asarray(policy, np.float64), np.asarray(wdl, np.float64)], axis=1)
 
 

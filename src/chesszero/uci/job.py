@@ -50,7 +50,7 @@ INFO_INTERVAL_S = 1.0
 CHECK_INTERVAL_S = 0.1
 MATE_MIN_VALUE = 0.5
 BYTES_PER_NODE = 64
-"""Tree memory estimate per node: the 36-byte node plus arena growth and reuse scratch."""
+"""Tree memory estimate per node: the 40-byte node plus arena growth and reuse scratch."""
 PV_PLIES = 64
 
 
