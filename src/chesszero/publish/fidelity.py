@@ -24,7 +24,8 @@ max_moves_left_mae`` (20 plies) when measured, and every output is finite.
 The plies bound catches a broken artifact, not INT8 noise: the head's
 ``plies / 400`` output multiplies the trunk's quantisation error by 400
 (a smoke campaign's barely trained heads, predicting -500..+200 plies,
-measured 5-15 plies of MAE with WDL MAE near 1e-4).  This is
+measured 5-15 plies of MAE with WDL MAE near 1e-4; the ``cpu`` preset's
+networks 1.1-1.8 plies once trained for a generation).  This is
 what catches a runtime that builds and "succeeds" but predicts differently
 (paper 6.2: a refitted TensorRT engine at KL 1.05).
 """
