@@ -141,6 +141,12 @@ class ChessNet(nn.Module):
         """Whether the training-only heads are present."""
         return self.next_policy_head is not None
 
+    def require_length_head(self, what: str) -> LengthHead:
+        """The remaining-length head; ValueError naming ``what`` needs it when the network has none."""
+        if self.length_head is None:
+            raise ValueError(f"{what} needs a network with its remaining-length head (ChessNet(aux_heads=True))")
+        return self.length_head
+
     def trunk(self, planes: torch.Tensor) -> torch.Tensor:
         """Shared features ``[N, C, 8, 8]`` from input planes ``[N, 52, 8, 8]``."""
         x = F.relu6(self.stem_bn(self.stem_conv(planes)))

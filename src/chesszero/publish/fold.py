@@ -101,9 +101,7 @@ def fold_network(net: ChessNet, *, int8_stem: bool = False, moves_left: bool = F
     """
     if not isinstance(net, ChessNet):
         raise TypeError(f"fold_network needs a ChessNet, got {type(net).__name__}")
-    length = net.length_head
-    if moves_left and length is None:
-        raise ValueError("moves_left needs a network with its remaining-length head (ChessNet(aux_heads=True))")
+    length = net.require_length_head("moves_left") if moves_left else None
     head = net.value_head
     deploy = DeployNet(
         net.size,
@@ -117,7 +115,7 @@ def fold_network(net: ChessNet, *, int8_stem: bool = False, moves_left: bool = F
         ),
         int8_stem=int8_stem,
         length_head=DeployLengthHead(_conv(length.conv, length.bn, quantizable=False), copy.deepcopy(length.fc))
-        if moves_left and length is not None
+        if length is not None
         else None,
     )
     device = net.stem_conv.weight.device

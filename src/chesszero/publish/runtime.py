@@ -166,8 +166,8 @@ class _SourceView(nn.Module):
 
     def __init__(self, net: ChessNet, *, moves_left: bool = False) -> None:
         super().__init__()
-        if moves_left and net.length_head is None:
-            raise ValueError("moves_left needs a network with its remaining-length head (ChessNet(aux_heads=True))")
+        if moves_left:
+            net.require_length_head("moves_left")
         self.net = net if moves_left else None
         self.view = net.inference_view()
 
