@@ -301,7 +301,7 @@ Traversal Tree::traverse(float* planes) {
     const int depth = int(path_.size());
     if (idx != 0 && solver && x.proven()) {  // exact value, nothing to search below
       note_depth();
-      backup(idx, proven_value(x, depth), float(x.plies));
+      backup(idx, proven_value(x, depth), end_plies(x));
       return {Traversal::TERMINAL, idx};
     }
     if (x.state == NodeState::NEW) {
@@ -316,7 +316,7 @@ Traversal Tree::traverse(float* planes) {
         x.raw = terminal_value(st);
         x.prove(x.raw < 0 ? kLoss : kDraw, 0);
         note_depth();
-        backup(idx, x.raw < 0 ? x.raw : draw_value(depth), 0.0f);
+        backup(idx, x.raw < 0 ? x.raw : draw_value(depth), end_plies(x));
         return {Traversal::TERMINAL, idx};
       }
       expand_children(idx, pos, list);
@@ -331,7 +331,7 @@ Traversal Tree::traverse(float* planes) {
     }
     if (x.state == NodeState::TERMINAL) {
       note_depth();
-      backup(idx, x.raw < 0 ? x.raw : draw_value(depth), 0.0f);
+      backup(idx, x.raw < 0 ? x.raw : draw_value(depth), end_plies(x));
       return {Traversal::TERMINAL, idx};
     }
     if (x.state == NodeState::PENDING) {  // only the root can get here
@@ -418,7 +418,7 @@ Backup Tree::apply(uint32_t leaf, const float* legal, const float* wdl, float mo
   if (leaf == 0 && noise_wanted_) make_noise();
   if (leaf == 0 && gumbel_.wanted) init_gumbel();
   if (leaf == 0 && draw_side_wanted_) set_draw_side(x.raw);
-  if (opt_.proven_results && x.proven()) return {leaf, proven_value(x, depth_of(leaf)), float(x.plies)};
+  if (opt_.proven_results && x.proven()) return {leaf, proven_value(x, depth_of(leaf)), end_plies(x)};
   return {leaf, x.raw, moves_left};
 }
 

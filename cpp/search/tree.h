@@ -221,6 +221,17 @@ class Tree {
     return puct::moves_left_utility(q, c.moves_left(), parent.moves_left(), opt_.moves_left_slope,
                                     opt_.moves_left_cap, opt_.moves_left_linear, opt_.moves_left_quadratic);
   }
+  // Plies left that proven or terminal node `x` backs up: its distance to
+  // the end of the game, except that with the utility on a draw is
+  // length-neutral (its parent's mean plies left less one). A repetition
+  // inside the tree is scored a draw but does not end the game; backing up 0
+  // there made subtrees holding repetitions look short, so the side ahead
+  // was drawn into them and the side behind kept out of them.
+  float end_plies(const Node& x) const {
+    if (opt_.moves_left_slope <= 0 || x.lo != kDraw || x.hi != kDraw || x.parent == kNoNode) return float(x.plies);
+    const Node& p = nodes_[x.parent];
+    return p.n > 0 ? std::max(0.0f, p.moves_left() - 1.0f) : float(x.plies);
+  }
   void undo(uint32_t node);
   int depth_of(uint32_t node) const;  // plies from the root
   // The child a proven node's result comes from: the shortest win or draw, the longest loss.
