@@ -32,7 +32,8 @@ pytestmark = requires_core
 __all__ = ["one_thread"]  # autouse fixture
 TABLE = reference_table()
 TOLERANCE = 2e-5  # docs/recipe.md: "agree with the source to about 1e-5" (measured up to 1e-5 on next_policy)
-CASES = {"depth": ("2x16", "5x16"), "width": ("3x16", "3x28"), "both": ("4x48", "6x64")}
+CASES = {"depth": ("2x16", "5x16"), "width": ("3x16", "3x28"), "both": ("4x48", "6x64"),
+         "squeeze-excite": ("4x48-se4", "6x64-se4")}
 
 
 def perturbed(size: str, seed: int = 0, *, head_scale: float = 300.0) -> ChessNet:
@@ -56,6 +57,9 @@ def perturbed(size: str, seed: int = 0, *, head_scale: float = 300.0) -> ChessNe
             head.query.weight.mul_(300.0)
             head.promotion.weight.mul_(100.0)
         net.value_head.fc2.weight.mul_(300.0)
+        for block in net.blocks:  # gates spread over (0, 1), not all near sigmoid(0)
+            if block.se is not None:
+                block.se.fc2.weight.mul_(20.0)
     return net.eval()
 
 
@@ -130,6 +134,22 @@ def test_growth_is_seeded_and_leaves_the_source_alone() -> None:
 def test_shrinking_is_refused_naming_both_sizes(source_size: str, target_size: str) -> None:
     with pytest.raises(ValueError, match=rf"{source_size} network to {target_size}"):
         grow(ChessNet(source_size, table=TABLE), target_size, table=TABLE)
+
+
+@pytest.mark.parametrize(("source_size", "target_size"),
+                         [("2x16", "3x24-se4"), ("2x16-se4", "3x24"), ("2x16-se4", "3x24-se2")])
+def test_squeeze_excitation_must_match(source_size: str, target_size: str) -> None:
+    with pytest.raises(ValueError, match=rf"{source_size} network to {target_size}: squeeze-and-excitation"):
+        grow(ChessNet(source_size, table=TABLE), target_size, table=TABLE)
+
+
+def test_a_wrong_gate_growth_is_detected() -> None:
+    """Without the depth factor on the gate's first layer the grown gates differ."""
+    source = perturbed("4x48-se4")
+    grown = grow(source, "6x64-se4", table=TABLE)
+    with torch.no_grad():
+        grown.blocks[0].se.fc1.weight.mul_((6 / 4) ** 0.5)
+    assert max(max_differences(source, grown, random_planes()).values()) > 1e-3
 
 
 def test_the_grown_network_trains_and_its_copies_diverge() -> None:

@@ -187,7 +187,7 @@ def initial_checkpoint(campaign: Campaign) -> None:
     # One process writes step 0 whatever the ranks (nothing is stepped yet; every
     # rank count starts from the same seeded network and an empty optimizer).
     single = campaign.cfg.train.model_copy(update={"world_size": 1, "micro_batches": 1})
-    trainer = Trainer(single, campaign.cfg.model.size, ctx=init_distributed())
+    trainer = Trainer(single, campaign.cfg.model.shape, ctx=init_distributed())
     campaign.paths.dir.mkdir(parents=True, exist_ok=True)
     trainer.save(campaign.paths.checkpoint, extra={"generation": -1})
 

@@ -42,8 +42,8 @@ from chesszero.config.schema import CandidateStart
 
 
 def sizes(cfg: Config) -> list[str]:
-    """The campaign's size ladder: ``model.size`` then ``progressive.stages``."""
-    return [cfg.model.size, *cfg.progressive.stages]
+    """The campaign's size ladder: ``model.size`` then ``progressive.stages`` (with ``model.se_ratio``)."""
+    return [size.name for size in cfg.network_sizes()]
 
 
 def plateaued(elos: list[float], window: int) -> bool:

@@ -68,18 +68,33 @@ class Reflection(str, Enum):
     """Never reflect."""
 
 
+def _plain_size(value: str, key: str) -> str:
+    size = parse_size(value)
+    if size.se_ratio:
+        raise ValueError(f"{key} {value!r}: give blocks and channels only ('{size.blocks}x{size.channels}'); "
+                         "squeeze-and-excitation is model.se_ratio, for every size of the campaign")
+    return size.name
+
+
 class ModelConfig(_Section):
     size: str = Field(description="Trunk 'BxC': 14x160 (paper), 6x64 (cpu), any BxC with C % 4 == 0.")
+    se_ratio: int = Field(ge=0, description="Squeeze-and-excitation on every block's branch with hidden "
+                          "width C / se_ratio (0: off, SPEC 4's blocks; issue 22), for every size of the campaign.")
 
     @field_validator("size")
     @classmethod
     def _valid_size(cls, value: str) -> str:
-        return parse_size(value).name
+        return _plain_size(value, "model.size")
+
+    @model_validator(mode="after")
+    def _valid_ratio(self) -> ModelConfig:
+        self.shape  # noqa: B018 (raises when the ratio does not fit the channels)
+        return self
 
     @property
     def shape(self) -> ModelSize:
-        """Blocks and channels as a :class:`ModelSize`."""
-        return parse_size(self.size)
+        """Blocks, channels and squeeze-and-excitation as a :class:`ModelSize`."""
+        return parse_size(self.size).with_se(self.se_ratio)
 
 
 class RootRule(str, Enum):
@@ -474,7 +489,7 @@ class ProgressiveConfig(_Section):
     @field_validator("stages")
     @classmethod
     def _sizes(cls, value: list[str]) -> list[str]:
-        return [parse_size(v).name for v in value]
+        return [_plain_size(v, "progressive.stages") for v in value]
 
     @model_validator(mode="after")
     def _triggered(self) -> ProgressiveConfig:
@@ -500,9 +515,14 @@ class Config(_Section):
     distill: DistillConfig
     nnue: NnueConfig
 
+    def network_sizes(self) -> list[ModelSize]:
+        """The campaign's networks: ``model.size`` then ``progressive.stages``, each
+        with ``model.se_ratio``."""
+        return [parse_size(s).with_se(self.model.se_ratio) for s in [self.model.size, *self.progressive.stages]]
+
     @model_validator(mode="after")
     def _growing(self) -> Config:
-        sizes = [parse_size(s) for s in [self.model.size, *self.progressive.stages]]
+        sizes = self.network_sizes()
         for a, b in zip(sizes, sizes[1:], strict=False):
             if (b.blocks, b.channels) == (a.blocks, a.channels) or b.blocks < a.blocks or b.channels < a.channels:
                 raise ValueError(f"progressive.stages must grow: {b.name} after {a.name} "

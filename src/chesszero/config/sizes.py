@@ -4,6 +4,12 @@ SPEC 4 names the paper ladder (12x128, 14x160, 19x176) and smaller CPU
 presets (6x64, 8x96) that keep the same structure.  Any ``"BxC"`` string
 with ``C`` divisible by 4 (global pooling splits the channels into quarters)
 is accepted, so tiny smoke-test networks such as ``"2x16"`` work too.
+
+A suffix ``-seR`` (``"4x48-se4"``) adds squeeze-and-excitation to every
+block's branch with a hidden width of ``C / R`` (issue 22; not in SPEC 4,
+off unless asked for: ``model.se_ratio`` in a recipe). The suffix is part of
+the size's name, so checkpoints and deployment states that record a size
+record it too.
 """
 
 from __future__ import annotations
@@ -13,15 +19,18 @@ from dataclasses import dataclass
 
 __all__ = ["NAMED_SIZES", "ModelSize", "parse_size"]
 
-_SIZE_RE = re.compile(r"^\s*(\d+)\s*[xX]\s*(\d+)\s*$")
+_SIZE_RE = re.compile(r"^\s*(\d+)\s*[xX]\s*(\d+)\s*(?:-\s*se\s*(\d+))?\s*$", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
 class ModelSize:
-    """Trunk shape: ``blocks`` residual blocks of ``channels`` channels."""
+    """Trunk shape: ``blocks`` residual blocks of ``channels`` channels, with
+    squeeze-and-excitation of hidden width ``channels // se_ratio`` when
+    ``se_ratio`` > 0."""
 
     blocks: int
     channels: int
+    se_ratio: int = 0
 
     def __post_init__(self) -> None:
         if self.blocks < 1:
@@ -31,11 +40,26 @@ class ModelSize:
                 f"model channels must be a positive multiple of 4 (global pooling "
                 f"uses C/4 and 3C/4), got {self.channels}"
             )
+        if self.se_ratio < 0 or self.se_ratio > self.channels:
+            raise ValueError(
+                f"squeeze-and-excitation ratio must be 0 (off) or 1..{self.channels} (hidden width "
+                f"C / ratio of at least 1), got {self.se_ratio}"
+            )
 
     @property
     def name(self) -> str:
-        """Canonical ``"BxC"`` spelling."""
-        return f"{self.blocks}x{self.channels}"
+        """Canonical ``"BxC"`` spelling (``"BxC-seR"`` with squeeze-and-excitation)."""
+        base = f"{self.blocks}x{self.channels}"
+        return f"{base}-se{self.se_ratio}" if self.se_ratio else base
+
+    @property
+    def se_hidden(self) -> int:
+        """Hidden width of each block's squeeze-and-excitation (0 without it)."""
+        return self.channels // self.se_ratio if self.se_ratio else 0
+
+    def with_se(self, ratio: int) -> ModelSize:
+        """The same trunk with squeeze-and-excitation ratio ``ratio`` (0: none)."""
+        return ModelSize(self.blocks, self.channels, ratio)
 
     def __str__(self) -> str:
         return self.name
@@ -54,7 +78,7 @@ NAMED_SIZES: dict[str, ModelSize] = {
 
 
 def parse_size(size: str | ModelSize) -> ModelSize:
-    """Return the :class:`ModelSize` for a ladder name or any ``"BxC"`` string.
+    """Return the :class:`ModelSize` for a ladder name or any ``"BxC"`` / ``"BxC-seR"`` string.
 
     Raises ``ValueError`` quoting the input when it is not of that form.
     """
@@ -62,5 +86,5 @@ def parse_size(size: str | ModelSize) -> ModelSize:
         return size
     match = _SIZE_RE.match(size)
     if match is None:
-        raise ValueError(f"model size must look like 'BxC' (e.g. '14x160'), got {size!r}")
-    return ModelSize(int(match.group(1)), int(match.group(2)))
+        raise ValueError(f"model size must look like 'BxC' or 'BxC-seR' (e.g. '14x160', '6x64-se4'), got {size!r}")
+    return ModelSize(int(match.group(1)), int(match.group(2)), int(match.group(3) or 0))

@@ -24,6 +24,11 @@ scratch (the paper's progressive sizing).
   quarter and the other three quarters from the old three quarters, so the
   ``C/4`` / ``3C/4`` split and the pooling projection line up.  The residual
   stream uses one mapping throughout (stem, every block, every head's input).
+- Squeeze-and-excitation (sizes ``"BxC-seR"``; source and target must have
+  the same ratio): the hidden units are widened like any other, the gate's
+  outputs follow the residual stream's mapping, and its first layer is
+  divided by the depth factor above, since it reads the enlarged ``bn2``
+  output; an appended block's gate multiplies a branch that is zero.
 - The heads (policy, WDL, next-policy, length) change only in the layer that
   reads the trunk.
 
@@ -92,6 +97,11 @@ def check_growth(source: str | ModelSize, target: str | ModelSize) -> ModelSize:
             f"cannot grow a {src} network to {dst}: the target has fewer "
             f"{'blocks' if dst.blocks < src.blocks else 'channels'} than the source"
         )
+    if dst.se_ratio != src.se_ratio:
+        raise ValueError(
+            f"cannot grow a {src} network to {dst}: squeeze-and-excitation cannot be added, "
+            "removed or resized function-preservingly (give both sizes the same -seR suffix)"
+        )
     return dst
 
 
@@ -140,6 +150,8 @@ def _grow_state(src: State, source: ModelSize, target: ModelSize, fresh: State, 
             out[p + "pool_fc.bias"] = src[p + "pool_fc.bias"][into_conv2.index].clone()
         out[p + "conv2.weight"] = _rows_cols(src[p + "conv2.weight"], trunk, into_conv2, gen)
         _bn(out, src, p + "bn2.", trunk, scale=depth_scale)
+        if source.se_ratio:
+            _grow_squeeze_excite(out, src, p + "se.", source, target, trunk, depth_scale, gen)
     for i in range(source.blocks, target.blocks):  # appended blocks: exact identities
         out[f"blocks.{i}.bn2.weight"] = torch.zeros_like(fresh[f"blocks.{i}.bn2.weight"])
         out[f"blocks.{i}.bn2.bias"] = torch.zeros_like(fresh[f"blocks.{i}.bn2.bias"])
@@ -149,6 +161,19 @@ def _grow_state(src: State, source: ModelSize, target: ModelSize, fresh: State, 
         if key.startswith(("policy_head.", "value_head.", "next_policy_head.", "length_head.")):
             out[key] = _rows_cols(value, None, trunk, gen) if key in reads_trunk else value.clone()
     return out
+
+
+def _grow_squeeze_excite(
+    out: State, src: State, prefix: str, source: ModelSize, target: ModelSize, trunk: _Widening,
+    depth_scale: float, gen: torch.Generator,
+) -> None:
+    """A block's gate for the widened, deepened network: same factors per channel
+    replica, although its input (the ``bn2`` output) grew by ``depth_scale``."""
+    hidden = _widening(source.se_hidden, target.se_hidden, gen)
+    out[prefix + "fc1.weight"] = _rows_cols(src[prefix + "fc1.weight"], hidden, trunk, gen) / depth_scale
+    out[prefix + "fc1.bias"] = src[prefix + "fc1.bias"][hidden.index].clone()
+    out[prefix + "fc2.weight"] = _rows_cols(src[prefix + "fc2.weight"], trunk, hidden, gen)
+    out[prefix + "fc2.bias"] = src[prefix + "fc2.bias"][trunk.index].clone()
 
 
 def grow(

@@ -3,6 +3,8 @@
 - :class:`ResidualBlock` / :class:`GlobalPoolingBlock`: post-activation blocks
   whose branch is multiplied by ``1/sqrt(B)`` before the residual add; every
   activation in the trunk is ReLU6; convolutions carry no bias.
+- :class:`SqueezeExcite`: an optional channel gate on each block's branch
+  (sizes ``"BxC-seR"``; issue 22, not in SPEC 4).
 - :class:`ChessNet`: stem + ``B`` blocks (block ``i`` pools when ``i % 2 == 1``)
   + policy and WDL heads, plus the training-only next-policy and
   remaining-length heads.  ``forward`` returns a :class:`NetOutput`.
@@ -31,6 +33,7 @@ __all__ = [
     "InferenceNet",
     "NetOutput",
     "ResidualBlock",
+    "SqueezeExcite",
     "count_parameters",
 ]
 
@@ -55,21 +58,50 @@ class NetOutput(NamedTuple):
     """Remaining plies / 400 ``[N]`` (training only)."""
 
 
-class ResidualBlock(nn.Module):
-    """conv3x3 -> BN -> ReLU6 -> conv3x3 -> BN -> ``* scale`` -> ``+ x`` -> ReLU6."""
+class SqueezeExcite(nn.Module):
+    """Squeeze-and-excitation gate (Hu et al., 2018) on a block's branch.
 
-    def __init__(self, channels: int, branch_scale: float) -> None:
+    ``y * sigmoid(fc2(relu(fc1(mean_board(y)))))``: the board mean of each
+    channel, through a ``C -> hidden -> C`` bottleneck, scales that channel
+    by a factor in (0, 1). A gate only, without Lc0's extra per-channel bias:
+    the global-pooling blocks already add a board-wide bias.
+    """
+
+    def __init__(self, channels: int, hidden: int) -> None:
+        super().__init__()
+        self.fc1 = nn.Linear(channels, hidden)
+        self.fc2 = nn.Linear(hidden, channels)
+
+    def gate(self, y: torch.Tensor) -> torch.Tensor:
+        """Per-channel factors ``[N, C]`` in (0, 1)."""
+        return torch.sigmoid(self.fc2(F.relu(self.fc1(y.mean(dim=(2, 3))))))
+
+    def forward(self, y: torch.Tensor) -> torch.Tensor:
+        return y * self.gate(y)[:, :, None, None]
+
+
+def _squeeze_excite(channels: int, se_hidden: int) -> SqueezeExcite | None:
+    return SqueezeExcite(channels, se_hidden) if se_hidden > 0 else None
+
+
+class ResidualBlock(nn.Module):
+    """conv3x3 -> BN -> ReLU6 -> conv3x3 -> BN [-> SE] -> ``* scale`` -> ``+ x`` -> ReLU6."""
+
+    def __init__(self, channels: int, branch_scale: float, se_hidden: int = 0) -> None:
         super().__init__()
         self.branch_scale = branch_scale
         self.conv1 = _conv3x3(channels, channels)
         self.bn1 = nn.BatchNorm2d(channels)
         self.conv2 = _conv3x3(channels, channels)
         self.bn2 = nn.BatchNorm2d(channels)
+        self.se = _squeeze_excite(channels, se_hidden)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         y = F.relu6(self.bn1(self.conv1(x)))
-        y = self.bn2(self.conv2(y)) * self.branch_scale
-        return F.relu6(x + y)
+        y = self.bn2(self.conv2(y))
+        if self.se is not None:
+            y = self.se(y)
+        return F.relu6(x + y * self.branch_scale)
 
 
 class GlobalPoolingBlock(nn.Module):
@@ -78,10 +110,10 @@ class GlobalPoolingBlock(nn.Module):
     After conv3x3 -> BN -> ReLU6, the first ``C/4`` channels are pooled
     (mean and max over the board), projected by ``Linear(2*C/4 -> 3C/4)`` and
     added as a per-channel bias to the other ``3C/4`` channels, which feed
-    conv3x3(3C/4 -> C) -> BN -> ``* scale`` -> ``+ x`` -> ReLU6.
+    conv3x3(3C/4 -> C) -> BN [-> SE] -> ``* scale`` -> ``+ x`` -> ReLU6.
     """
 
-    def __init__(self, channels: int, branch_scale: float) -> None:
+    def __init__(self, channels: int, branch_scale: float, se_hidden: int = 0) -> None:
         super().__init__()
         self.branch_scale = branch_scale
         self.pooled = channels // 4
@@ -91,20 +123,23 @@ class GlobalPoolingBlock(nn.Module):
         self.pool_fc = nn.Linear(2 * self.pooled, rest)
         self.conv2 = _conv3x3(rest, channels)
         self.bn2 = nn.BatchNorm2d(channels)
+        self.se = _squeeze_excite(channels, se_hidden)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         y = F.relu6(self.bn1(self.conv1(x)))
         g, r = y[:, : self.pooled], y[:, self.pooled :]
         pooled = torch.cat([g.mean(dim=(2, 3)), g.amax(dim=(2, 3))], dim=1)
         r = r + self.pool_fc(pooled)[:, :, None, None]
-        y = self.bn2(self.conv2(r)) * self.branch_scale
-        return F.relu6(x + y)
+        y = self.bn2(self.conv2(r))
+        if self.se is not None:
+            y = self.se(y)
+        return F.relu6(x + y * self.branch_scale)
 
 
 class ChessNet(nn.Module):
     """The training network: trunk, policy and WDL heads, optional auxiliary heads.
 
-    ``size`` is a ladder name or any ``"BxC"``; ``table`` defaults to the native
+    ``size`` is a ladder name or any ``"BxC"`` (``"BxC-seR"``: squeeze-and-excitation); ``table`` defaults to the native
     core's action table.  With ``aux_heads=False`` the next-policy and length
     heads are omitted (a lighter inference-only model with the same state-dict
     keys for the shared parts).
@@ -125,7 +160,9 @@ class ChessNet(nn.Module):
         self.stem_conv = _conv3x3(INPUT_PLANES, channels)
         self.stem_bn = nn.BatchNorm2d(channels)
         self.blocks = nn.ModuleList(
-            GlobalPoolingBlock(channels, scale) if i % 2 == 1 else ResidualBlock(channels, scale)
+            GlobalPoolingBlock(channels, scale, self.size.se_hidden)
+            if i % 2 == 1
+            else ResidualBlock(channels, scale, self.size.se_hidden)
             for i in range(blocks)
         )
         self.policy_head = FromToPolicyHead(channels, table)

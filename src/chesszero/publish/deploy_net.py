@@ -22,6 +22,10 @@ Built by :func:`chesszero.publish.fold.fold_network` from a training
   weights the gate's policy top-1 agreement fell by 1-2 points on the
   checkpoints measured; as built, by about 1 (docs/benchmarks.md has the
   speed and fidelity measured both ways).
+- A block with squeeze-and-excitation (sizes ``"BxC-seR"``) keeps its gate
+  in float (:class:`DeploySqueezeExcite`) between the second convolution,
+  whose output gets a quantiser of its own so the convolution stays INT8,
+  and the branch quantiser.
 - Activation quantisers (:class:`ActQuant`) sit where an integer runtime
   needs them: the input (with ``int8_stem``; fixed, see above), stem
   output, each block's middle activation, the (biased) input of a pooling
@@ -66,6 +70,7 @@ __all__ = [
     "DeployPoolingBlock",
     "DeployResidualBlock",
     "DeployLengthHead",
+    "DeploySqueezeExcite",
     "DeployWdlHead",
     "input_scale",
     "stem_weights",
@@ -168,26 +173,64 @@ class DeployConv(nn.Module):
         return F.conv2d(x, weight, bias, padding=self.padding)
 
 
-class DeployResidualBlock(nn.Module):
-    """conv -> ReLU6 -> conv (scale folded) -> ``+ x`` -> ReLU6, both convolutions INT8.
+class DeploySqueezeExcite(nn.Module):
+    """A block's squeeze-and-excitation gate in float, on the folded branch.
+
+    The training gate reads ``bn2``'s output; the folded branch is that times
+    the branch scale, so ``fc1``'s weights come divided by the scale
+    (:func:`~chesszero.publish.fold.fold_network`) and the factors are the
+    training network's.
+    """
+
+    def __init__(self, fc1: nn.Linear, fc2: nn.Linear) -> None:
+        super().__init__()
+        self.fc1, self.fc2 = fc1, fc2
+
+    def forward(self, y: torch.Tensor) -> torch.Tensor:
+        gate = torch.sigmoid(self.fc2(torch.relu(self.fc1(y.mean(dim=(2, 3))))))
+        return y * gate[:, :, None, None]
+
+
+class _DeployBlock(nn.Module):
+    """What both deployment blocks share: the optional gate and the branch's closing quantisers."""
+
+    se: DeploySqueezeExcite | None
+    se_q: ActQuant | None
+
+    def _close(self, se: DeploySqueezeExcite | None, *, quantize_output: bool) -> None:
+        self.se_q = ActQuant(nonnegative=False) if se is not None else None
+        self.se = se
+        self.branch_q = ActQuant(nonnegative=False)
+        self.out_q = ActQuant(nonnegative=True) if quantize_output else None
+
+    def _branch_end(self, x: torch.Tensor, conv2_out: torch.Tensor) -> torch.Tensor:
+        """``conv2_out`` [-> quantise -> gate] -> quantise -> ``+ x`` -> ReLU6 [-> quantise]."""
+        y = conv2_out
+        if self.se is not None and self.se_q is not None:
+            y = self.se(self.se_q(y))
+        out = F.relu6(x + self.branch_q(y))
+        return out if self.out_q is None else self.out_q(out)
+
+
+class DeployResidualBlock(_DeployBlock):
+    """conv -> ReLU6 -> conv (scale folded) [-> gate] -> ``+ x`` -> ReLU6, both convolutions INT8.
 
     ``quantize_output=False`` (the last block) leaves the output in float: it
     feeds only the float heads, so rounding it would cost fidelity for no
     integer arithmetic.
     """
 
-    def __init__(self, conv1: DeployConv, conv2: DeployConv, *, quantize_output: bool) -> None:
+    def __init__(
+        self, conv1: DeployConv, conv2: DeployConv, *, quantize_output: bool, se: DeploySqueezeExcite | None = None
+    ) -> None:
         super().__init__()
         self.conv1, self.conv2 = conv1, conv2
         self.mid_q = ActQuant(nonnegative=True)
-        self.branch_q = ActQuant(nonnegative=False)
-        self.out_q = ActQuant(nonnegative=True) if quantize_output else None
+        self._close(se, quantize_output=quantize_output)
 
     def forward(self, x: torch.Tensor, x_quant: ActQuant) -> torch.Tensor:
         y = self.mid_q(F.relu6(self.conv1(x, x_quant)))
-        y = self.branch_q(self.conv2(y, self.conv2_input))
-        out = F.relu6(x + y)
-        return out if self.out_q is None else self.out_q(out)
+        return self._branch_end(x, self.conv2(y, self.conv2_input))
 
     @property
     def conv2_input(self) -> ActQuant:
@@ -195,10 +238,10 @@ class DeployResidualBlock(nn.Module):
         return self.mid_q
 
 
-class DeployPoolingBlock(nn.Module):
+class DeployPoolingBlock(_DeployBlock):
     """Global-pooling block: INT8 convolutions, float pooling and pooled Linear.
 
-    ``quantize_output`` as for :class:`DeployResidualBlock`.
+    ``quantize_output`` and ``se`` as for :class:`DeployResidualBlock`.
     """
 
     def __init__(
@@ -209,23 +252,21 @@ class DeployPoolingBlock(nn.Module):
         pooled: int,
         *,
         quantize_output: bool,
+        se: DeploySqueezeExcite | None = None,
     ) -> None:
         super().__init__()
         self.conv1, self.pool_fc, self.conv2 = conv1, pool_fc, conv2
         self.pooled = pooled
         self.mid_q = ActQuant(nonnegative=True)
         self.rest_q = ActQuant(nonnegative=False)
-        self.branch_q = ActQuant(nonnegative=False)
-        self.out_q = ActQuant(nonnegative=True) if quantize_output else None
+        self._close(se, quantize_output=quantize_output)
 
     def forward(self, x: torch.Tensor, x_quant: ActQuant) -> torch.Tensor:
         y = self.mid_q(F.relu6(self.conv1(x, x_quant)))
         g, r = y[:, : self.pooled], y[:, self.pooled :]
         pooled = torch.cat([g.mean(dim=(2, 3)), g.amax(dim=(2, 3))], dim=1)
         r = self.rest_q(r + self.pool_fc(pooled)[:, :, None, None])
-        y = self.branch_q(self.conv2(r, self.conv2_input))
-        out = F.relu6(x + y)
-        return out if self.out_q is None else self.out_q(out)
+        return self._branch_end(x, self.conv2(r, self.conv2_input))
 
     @property
     def conv2_input(self) -> ActQuant:

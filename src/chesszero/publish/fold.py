@@ -11,6 +11,8 @@ mode; it is never modified) and returns a new
   branch scale ``1/sqrt(B)`` (``w'' = s w'``, ``b'' = s b'``);
 - with ``int8_stem``, the stem's weights are rewritten for the deployment
   network's scaled input (:func:`~chesszero.publish.deploy_net.stem_weights`);
+- a squeeze-and-excitation gate (sizes ``"BxC-seR"``) stays float, its
+  first layer divided by the branch scale it now reads through;
 - the policy head's query and key projections are folded into one
   (:mod:`~chesszero.publish.policy_fold`), its token layers run as matrices;
 - the training-only next-policy head is dropped, and so is the length head
@@ -33,6 +35,7 @@ from chesszero.publish.deploy_net import (
     DeployNet,
     DeployPoolingBlock,
     DeployResidualBlock,
+    DeploySqueezeExcite,
     DeployWdlHead,
     stem_weights,
 )
@@ -71,6 +74,15 @@ def _stem(net: ChessNet, *, int8_stem: bool) -> DeployConv:
     return DeployConv(stem_weights(weight), bias, quantizable=True)
 
 
+@torch.no_grad()
+def _fold_se(block: ResidualBlock | GlobalPoolingBlock) -> DeploySqueezeExcite | None:
+    if block.se is None:
+        return None
+    fc1 = copy.deepcopy(block.se.fc1)
+    fc1.weight.div_(block.branch_scale)  # it reads bn2's output times the scale once folded
+    return DeploySqueezeExcite(fc1, copy.deepcopy(block.se.fc2))
+
+
 def _fold_block(block: nn.Module, *, last: bool) -> DeployResidualBlock | DeployPoolingBlock:
     if isinstance(block, GlobalPoolingBlock):
         return DeployPoolingBlock(
@@ -79,12 +91,14 @@ def _fold_block(block: nn.Module, *, last: bool) -> DeployResidualBlock | Deploy
             _conv(block.conv2, block.bn2, scale=block.branch_scale, quantizable=True),
             block.pooled,
             quantize_output=not last,
+            se=_fold_se(block),
         )
     if isinstance(block, ResidualBlock):
         return DeployResidualBlock(
             _conv(block.conv1, block.bn1, quantizable=True),
             _conv(block.conv2, block.bn2, scale=block.branch_scale, quantizable=True),
             quantize_output=not last,
+            se=_fold_se(block),
         )
     raise TypeError(f"cannot fold unknown block type {type(block).__name__}")
 

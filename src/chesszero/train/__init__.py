@@ -4,7 +4,7 @@ Public API::
 
     from chesszero.train import Trainer, SampledBatches, init_distributed
     ctx = init_distributed()                         # torchrun env, or single process
-    trainer = Trainer(cfg.train, cfg.model.size, ctx=ctx)
+    trainer = Trainer(cfg.train, cfg.model.shape, ctx=ctx)
     source = SampledBatches(sampler, global_batch=cfg.train.global_batch,
                             rank=ctx.rank, world_size=ctx.world_size,
                             reflection=cfg.train.reflection, seed=cfg.train.seed)

@@ -122,7 +122,7 @@ def run_quantum_job(
     steps = _steps(job)
     checkpoint = load_checkpoint(job.checkpoint, map_location=ctx.device) if job.checkpoint.exists() else None
     # The network's size is the checkpoint's (progressive sizing changes it mid-campaign).
-    trainer = Trainer(cfg.train, cfg.model.size if checkpoint is None else checkpoint.model_size, ctx=ctx)
+    trainer = Trainer(cfg.train, cfg.model.shape if checkpoint is None else checkpoint.model_size, ctx=ctx)
     extra: dict[str, Any] = {}
     if checkpoint is not None:
         extra = trainer.restore(checkpoint)

@@ -1,0 +1,129 @@
+"""Squeeze-and-excitation: what the gate costs at inference (issue 22).
+
+For every network size the ``--preset`` trains (``cpu``: 4x48, then 6x64;
+or ``--sizes``), a plain network and its gated twin (``BxC-se<ratio>``,
+``--ratio`` 4) are fitted to the same synthetic task for the same steps
+(``bench_runtime.fitted_network``), published through the real pipeline
+(fold -> INT8 calibration and QAT -> ONNX -> gate), and their INT8
+artifacts timed on ONNX Runtime in interleaved rounds at batch ``--batch``
+(256) for each ``--threads`` setting; their FP32 exports too, for the
+float cost.
+
+Rows: each twin's positions/s as a ratio to the plain network's, measured
+in the same rounds. Target (``targets.py``, ``se-inference-cost``): the
+gated INT8 network keeps at least 0.8x the plain one's rate, the bound
+under which docs/learning.md would try it in a learning ablation; the
+gated network's fidelity figures against the gate's thresholds. A learning
+gain from the gate is measured by ``bench_learning`` (``--set
+model.se_ratio=4``), not here.
+
+Run: ``.venv/bin/python benchmarks/bench_se.py [--quick] [--json reports/bench/se.json]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import tempfile
+from pathlib import Path
+
+import torch
+from bench_runtime import (
+    CALIBRATION,
+    cpu_flags,
+    fidelity_rows,
+    fitted_network,
+    measure,
+    parse_timing_args,
+    random_games,
+    size_name,
+)
+from common import Row, report
+from rich.console import Console
+from targets import target
+
+from chesszero import core
+from chesszero.config import ConfigError, load_config
+from chesszero.config.sizes import parse_size
+from chesszero.publish.calibration import calibration_set_from_games, load_calibration_set
+from chesszero.publish.pipeline import PublishSettings, publish
+from chesszero.publish.runtime import OrtRuntime, Session
+
+
+def _threads(n: int) -> str:
+    return f"{n} thread{'s' if n > 1 else ''}"
+
+
+def pair_rows(rates: dict[str, float], plain: str, gated: str, threads: int) -> list[Row]:
+    """The gated network's rates against the plain one's, INT8 and FP32, at one thread setting."""
+    rows = []
+    for precision, goal in (("INT8", target("se-inference-cost")), ("FP32", None)):
+        reference = f"ONNX Runtime {precision}, {_threads(threads)}, {plain}"
+        ours = rates[f"{precision} {gated}"]
+        rows += [
+            Row(reference, rates[f"{precision} {plain}"], "positions/s", "reference", None,
+                {"threads": threads, "size": plain, "precision": precision}),
+            Row(f"ONNX Runtime {precision}, {_threads(threads)}, {gated}", ours, "positions/s", reference,
+                ours / rates[f"{precision} {plain}"], {"threads": threads, "size": gated, "precision": precision},
+                goal),
+        ]
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--preset", default="cpu", help="params.yaml preset (network sizes, QAT, thresholds)")
+    parser.add_argument("--sizes", nargs="+", type=size_name, help="plain network sizes (default: the preset's)")
+    parser.add_argument("--ratio", type=int, default=4, help="squeeze-and-excitation ratio of the twins (C / hidden)")
+    args = parse_timing_args(parser)
+    console = Console()
+    try:
+        config = load_config("params.yaml", preset=args.preset)
+        settings = PublishSettings.from_config(config.publish)
+        sizes = [size.with_se(0).name for size in config.network_sizes()]
+    except ConfigError as error:
+        console.print(f"[yellow]params.yaml does not load ({error}); using 6x64 and default settings[/yellow]")
+        sizes, settings = ["6x64"], PublishSettings()
+    sizes = [parse_size(s).with_se(0).name for s in (args.sizes or sizes)]
+    try:
+        twins = [(size, parse_size(size).with_se(args.ratio).name) for size in sizes]
+    except ValueError as error:
+        parser.error(f"--ratio {args.ratio}: {error}")
+    if args.qat_steps is not None:
+        settings = dataclasses.replace(settings, qat=dataclasses.replace(settings.qat, steps=args.qat_steps))
+    torch.set_num_threads(1)
+    if CALIBRATION.exists():
+        calib = load_calibration_set(CALIBRATION)
+    else:
+        calib = calibration_set_from_games(random_games(516, 0), source="random play (no calibration file)")
+    planes = core.encode_batch(random_games(args.batch, 99))
+    rows: list[Row] = []
+    for plain, gated in twins:
+        with tempfile.TemporaryDirectory() as tmp:
+            results = {}
+            for size in (plain, gated):
+                net = fitted_network(size, args.fit_steps)
+                results[size] = publish(net, Path(tmp) / size, calib, settings=settings,
+                                        runtime=OrtRuntime(threads=max(args.threads)))
+            for threads in args.threads:
+                sessions: dict[str, Session] = {}
+                for size, result in results.items():
+                    sessions[f"INT8 {size}"] = OrtRuntime(threads=threads).build(result.int8)
+                    sessions[f"FP32 {size}"] = OrtRuntime(threads=threads).build(result.fp32)
+                rows += pair_rows(measure(sessions, planes, args.rounds, args.seconds), plain, gated, threads)
+            gate = results[gated].gate
+            rows += fidelity_rows(gate.report, gated, checkpoint=False)
+            if gate.report is None:
+                console.print(f"[red]{gated}: not gated ({gate.error})[/red]")
+    load = os.getloadavg()
+    report(f"Squeeze-and-excitation inference cost, ratio {args.ratio}, batch {args.batch} "
+           f"(networks fitted {args.fit_steps} steps to a synthetic task)", rows, args.json,
+           meta={"cpu_flags": cpu_flags(), "load_average": load, "pairs": twins, "batch": args.batch,
+                 "ratio": args.ratio})
+    console.print(f"CPU: {cpu_flags()}; load average {load[0]:.1f}/{load[1]:.1f}/{load[2]:.1f} "
+                  f"on {os.cpu_count()} CPUs; QAT {settings.qat.steps} steps")
+
+
+if __name__ == "__main__":
+    main()
