@@ -104,19 +104,23 @@ def test_the_side_ahead_prefers_shorter_lines(side: str) -> None:
         assert (u > 0) == ((m < parent) == (q > 0))
 
 
+@pytest.mark.parametrize("solver", [True, False])
 @pytest.mark.parametrize("slope", [0.0, 0.01])
-def test_a_draw_inside_the_tree_is_length_neutral_with_the_utility_on(slope: float) -> None:
+def test_a_draw_inside_the_tree_is_length_neutral_with_the_utility_on(slope: float, solver: bool) -> None:
     """After 1. Nf3 Nf6 2. Ng1, Black's Ng8 repeats the start position: a draw
     inside the tree, although the game would go on. Without a slope it backs
     up 0 plies left as before (the search is unchanged); with one it backs up
     its parent's mean plies left less one, so a repetition never makes a line
-    look short (which drew the side ahead into repetitions)."""
+    look short (which drew the side ahead into repetitions). With the solver
+    the draw is a proven child, without it a terminal one: both back up so."""
     game = core.Game()
     for uci in ("g1f3", "g8f6", "f3g1"):
         game.push_uci(uci)
-    result = _search(_material_answers, _with_slope(slope, cap=0.1), 400, game)
+    options = _with_slope(slope, cap=0.1)
+    options.proven_results = solver
+    result = _search(_material_answers, options, 400, game)
     i = result["moves"].index("f6g8")
-    assert result["child_proven"][i] == 0 and result["child_visits"][i] > 0
+    assert result["child_proven"][i] == (0 if solver else None) and result["child_visits"][i] > 0
     plies = result["child_moves_left"][i]
     if slope == 0.0:
         assert plies == 0.0
