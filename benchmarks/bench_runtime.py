@@ -119,16 +119,15 @@ def measure(sessions: dict[str, Session], planes: np.ndarray, rounds: int, secon
 
 def parse_timing_args(parser: argparse.ArgumentParser) -> argparse.Namespace:
     """Adds the options every publish-and-time benchmark shares (batch, threads,
-    budgets, ``--json``, ``--quick``), parses, and fills unset budgets from
-    ``QUICK`` or ``FULL``."""
+    budgets), parses, and fills unset budgets from ``QUICK`` or ``FULL`` (the
+    caller adds ``--json`` and ``--quick`` itself: ``run_all`` reads them
+    from each script's source)."""
     parser.add_argument("--batch", type=int, default=256, help="positions per evaluation (self-play batch)")
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2], help="intra-op thread counts")
     parser.add_argument("--qat-steps", type=int, help="override the preset's publish.qat_steps")
     parser.add_argument("--fit-steps", type=int, help="synthetic fitting steps (no checkpoint; 200)")
     parser.add_argument("--rounds", type=int, help="interleaved timing rounds (5)")
     parser.add_argument("--seconds", type=float, help="minimum time per measurement (1.0)")
-    parser.add_argument("--json", type=Path, help="write the results as JSON")
-    parser.add_argument("--quick", action="store_true", help=f"reduced budgets {QUICK}")
     args = parser.parse_args()
     for key, value in (QUICK if args.quick else FULL).items():
         if getattr(args, key) is None:
@@ -160,6 +159,8 @@ def main() -> None:
     parser.add_argument("--sizes", nargs="+", type=size_name, help="network sizes to fit and measure (default: the "
                         "preset's model.size and its progressive.stages)")
     parser.add_argument("--qat-lr", type=float, help="override the preset's publish.qat_lr (Adam)")
+    parser.add_argument("--json", type=Path, help="write the results as JSON")
+    parser.add_argument("--quick", action="store_true", help=f"reduced budgets {QUICK}")
     args = parse_timing_args(parser)
 
     console = Console()

@@ -31,6 +31,7 @@ from pathlib import Path
 import torch
 from bench_runtime import (
     CALIBRATION,
+    QUICK,
     cpu_flags,
     fidelity_rows,
     fitted_network,
@@ -76,6 +77,8 @@ def main() -> None:
     parser.add_argument("--preset", default="cpu", help="params.yaml preset (network sizes, QAT, thresholds)")
     parser.add_argument("--sizes", nargs="+", type=size_name, help="plain network sizes (default: the preset's)")
     parser.add_argument("--ratio", type=int, default=4, help="squeeze-and-excitation ratio of the twins (C / hidden)")
+    parser.add_argument("--json", type=Path, help="write the results as JSON")
+    parser.add_argument("--quick", action="store_true", help=f"reduced budgets {QUICK}")
     args = parse_timing_args(parser)
     console = Console()
     try:
