@@ -167,7 +167,7 @@ def main() -> None:
     try:
         config = load_config("params.yaml", preset=args.preset)
         settings = PublishSettings.from_config(config.publish)
-        sizes = [config.model.size, *config.progressive.stages]
+        sizes = [size.name for size in config.network_sizes()]  # with model.se_ratio
     except ConfigError as error:
         console.print(f"[yellow]params.yaml does not load ({error}); using 6x64 and default "
                       "publication settings[/yellow]")
