@@ -21,6 +21,7 @@ from chesszero.model import ChessNet, count_parameters
 from chesszero.publish.export import Provenance, export_onnx, load_deploy_state
 from chesszero.publish.fold import fold_network
 from chesszero.publish.pipeline import publish
+from chesszero.publish.quant_ops import SIGNED_ON_UINT8, ActQuant, QuantMode
 from chesszero.publish.quantize import quantize_network
 from chesszero.publish.runtime import OrtRuntime, TorchRuntime
 
@@ -122,6 +123,48 @@ def test_int8_gated_network_on_onnx_runtime(se_net: ChessNet, tmp_path) -> None:
     assert np.abs(ort_wdl - wdl).mean() < 1e-4
     source_policy, _ = TorchRuntime().session_for(se_net).evaluate(calib.planes)
     assert legal_kl(source_policy, ort_policy, calib.legal).mean() < 0.01
+
+
+def _optimized_ops(path, tmp_path) -> list[str]:
+    """The op types of the graph ONNX Runtime runs for ``path`` (after its fusions)."""
+    import onnxruntime as ort
+
+    options = OrtRuntime(threads=1).session_options()
+    options.optimized_model_filepath = str(tmp_path / f"{path.stem}.ort-optimized.onnx")
+    ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    return [n.op_type for n in onnx.load(options.optimized_model_filepath).graph.node]
+
+
+def test_onnx_runtime_keeps_every_gated_convolution_integer(se_net: ChessNet, tmp_path) -> None:
+    """ONNX Runtime fuses a QDQ convolution into QLinearConv only when its input
+    and output grids share a type; conv2 reads a uint8 activation, so the
+    gate's signed input quantiser must sit on uint8 (zero point 128). On int8
+    every conv2 stayed a float Conv between Q/DQ pairs and the INT8 network
+    ran at 0.40-0.53x its plain twin (reports/bench/se.json before the fix)."""
+    calib = calibration()
+    provenance = Provenance("c", calib.sha256, len(calib))
+    counts = {}
+    for name, net in (("plain", trained_net()), ("gated", se_net)):
+        int8 = quantize_network(fold_network(net), calib)
+        artifact = export_onnx(int8, tmp_path / f"{name}.onnx", provenance)
+        ops = _optimized_ops(artifact.path, tmp_path)
+        counts[name] = (ops.count("QLinearConv"), ops.count("Conv"))
+    assert counts["gated"] == counts["plain"], counts
+    assert counts["gated"][0] == 2 * len(se_net.blocks), counts
+
+
+def test_the_shifted_grid_is_the_int8_grid() -> None:
+    """A signed quantiser on uint8 with zero point 128 rounds exactly as on int8."""
+    x = torch.linspace(-3.0, 3.0, 2001)
+    signed, shifted = ActQuant(nonnegative=False), ActQuant(nonnegative=False, cpu_zero_point=SIGNED_ON_UINT8)
+    for quant in (signed, shifted):
+        quant.mode = QuantMode.OBSERVE
+        quant(x[600:1400])  # amax 0.6: values beyond it saturate
+        quant.mode = QuantMode.FAKE_QUANT
+    assert shifted.qrange == (0, 255) and shifted.zero_point == SIGNED_ON_UINT8
+    torch.testing.assert_close(shifted.scale, signed.scale)
+    torch.testing.assert_close(shifted(x), signed(x), atol=0, rtol=0)
+    assert float(shifted(x).min()) == pytest.approx(-128 * float(signed.scale))
 
 
 def test_a_gated_network_publishes_and_the_torch_runtime_rebuilds_it(se_net: ChessNet, tmp_path) -> None:

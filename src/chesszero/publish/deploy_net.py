@@ -53,6 +53,7 @@ from chesszero.config.sizes import ModelSize
 from chesszero.publish.policy_fold import FoldedPolicyHead
 from chesszero.publish.quant_ops import (
     INT8_MAX,
+    SIGNED_ON_UINT8,
     ActQuant,
     QuantMode,
     QuantScheme,
@@ -198,7 +199,9 @@ class _DeployBlock(nn.Module):
     se_q: ActQuant | None
 
     def _close(self, se: DeploySqueezeExcite | None, *, quantize_output: bool) -> None:
-        self.se_q = ActQuant(nonnegative=False) if se is not None else None
+        # conv2 reads a uint8 activation, so its signed output stays on uint8
+        # (zero point 128) for ONNX Runtime to keep it an integer convolution.
+        self.se_q = ActQuant(nonnegative=False, cpu_zero_point=SIGNED_ON_UINT8) if se is not None else None
         self.se = se
         self.branch_q = ActQuant(nonnegative=False)
         self.out_q = ActQuant(nonnegative=True) if quantize_output else None

@@ -46,6 +46,7 @@ __all__ = [
     "CPU_WEIGHT_MAX",
     "INT8_MAX",
     "MIN_SCALE",
+    "SIGNED_ON_UINT8",
     "UINT8_MAX",
     "ActQuant",
     "QuantMode",
@@ -63,6 +64,8 @@ CPU_WEIGHT_MAX = 63
 """Weight grid of :attr:`QuantScheme.CPU` (saturation-free u8s8 on AVX2)."""
 MIN_SCALE = 1e-8
 """Floor for scales so an all-zero tensor or channel still has a valid grid."""
+SIGNED_ON_UINT8 = 128
+"""``cpu_zero_point`` of a signed activation kept on uint8 (see :class:`ActQuant`)."""
 INT32_MAX = 2**31 - 1
 
 
@@ -106,7 +109,11 @@ class ActQuant(nn.Module):
     point for :attr:`QuantScheme.CPU` (TensorRT takes only int8 with zero
     point 0): the network input, whose values are known in advance
     (:class:`~chesszero.publish.deploy_net.DeployNet`), goes onto a grid that
-    holds it exactly.
+    holds it exactly. A calibrated signed quantiser with zero point 128
+    (:data:`SIGNED_ON_UINT8`) is the int8 grid moved onto uint8, the same
+    values step for step: ONNX Runtime fuses a convolution into an integer
+    kernel only when its input and output share a type, so a signed output of
+    a convolution fed by a uint8 activation is written this way.
     """
 
     def __init__(
@@ -153,7 +160,10 @@ class ActQuant(nn.Module):
         """The quantisation step (0-d tensor)."""
         if self.fixed_scale is not None:
             return torch.tensor(self.fixed_scale, device=self.amax.device)
-        return torch.clamp(self.amax / self.qrange[1], min=MIN_SCALE)
+        # amax maps onto the top of the grid above the zero point: 255 steps on
+        # uint8 from 0, 127 on int8, and 127 on uint8 from zero point 128 (the
+        # int8 grid shifted, see ``cpu_zero_point``).
+        return torch.clamp(self.amax / (self.qrange[1] - self.zero_point), min=MIN_SCALE)
 
     def freeze(self) -> None:
         """Fix the scale as a Python float (exported as a constant)."""
