@@ -6,8 +6,9 @@ or ``--sizes``), a plain network and its gated twin (``BxC-se<ratio>``,
 (``bench_runtime.fitted_network``), published through the real pipeline
 (fold -> INT8 calibration and QAT -> ONNX -> gate), and their INT8
 artifacts timed on ONNX Runtime in interleaved rounds at batch ``--batch``
-(256) for each ``--threads`` setting; their FP32 exports too, for the
-float cost.
+(256) and at the preset's self-play batch (``selfplay.batch_size``: 4 for
+``cpu``, where each extra graph node costs most; ``--selfplay-batch``), for
+each ``--threads`` setting; their FP32 exports too, for the float cost.
 
 Rows: each twin's positions/s as a ratio to the plain network's, measured
 in the same rounds. Target (``targets.py``, ``se-inference-cost``): the
@@ -56,18 +57,18 @@ def _threads(n: int) -> str:
     return f"{n} thread{'s' if n > 1 else ''}"
 
 
-def pair_rows(rates: dict[str, float], plain: str, gated: str, threads: int) -> list[Row]:
-    """The gated network's rates against the plain one's, INT8 and FP32, at one thread setting."""
+def pair_rows(rates: dict[str, float], plain: str, gated: str, threads: int, batch: int) -> list[Row]:
+    """The gated network's rates against the plain one's, INT8 and FP32, at one thread setting and batch."""
     rows = []
     for precision, goal in (("INT8", target("se-inference-cost")), ("FP32", None)):
-        reference = f"ONNX Runtime {precision}, {_threads(threads)}, {plain}"
+        where = f"ONNX Runtime {precision}, batch {batch}, {_threads(threads)}"
+        reference = f"{where}, {plain}"
         ours = rates[f"{precision} {gated}"]
+        meta = {"threads": threads, "batch": batch, "precision": precision}
         rows += [
-            Row(reference, rates[f"{precision} {plain}"], "positions/s", "reference", None,
-                {"threads": threads, "size": plain, "precision": precision}),
-            Row(f"ONNX Runtime {precision}, {_threads(threads)}, {gated}", ours, "positions/s", reference,
-                ours / rates[f"{precision} {plain}"], {"threads": threads, "size": gated, "precision": precision},
-                goal),
+            Row(reference, rates[f"{precision} {plain}"], "positions/s", "reference", None, {**meta, "size": plain}),
+            Row(f"{where}, {gated}", ours, "positions/s", reference, ours / rates[f"{precision} {plain}"],
+                {**meta, "size": gated}, goal),
         ]
     return rows
 
@@ -77,6 +78,8 @@ def main() -> None:
     parser.add_argument("--preset", default="cpu", help="params.yaml preset (network sizes, QAT, thresholds)")
     parser.add_argument("--sizes", nargs="+", type=size_name, help="plain network sizes (default: the preset's)")
     parser.add_argument("--ratio", type=int, default=4, help="squeeze-and-excitation ratio of the twins (C / hidden)")
+    parser.add_argument("--selfplay-batch", type=int,
+                        help="a second batch to time at (default: the preset's selfplay.batch_size, 4 for cpu)")
     parser.add_argument("--json", type=Path, help="write the results as JSON")
     parser.add_argument("--quick", action="store_true", help=f"reduced budgets {QUICK}")
     args = parse_timing_args(parser)
@@ -85,9 +88,13 @@ def main() -> None:
         config = load_config("params.yaml", preset=args.preset)
         settings = PublishSettings.from_config(config.publish)
         sizes = [size.with_se(0).name for size in config.network_sizes()]
+        selfplay_batch = config.selfplay.batch_size
     except ConfigError as error:
         console.print(f"[yellow]params.yaml does not load ({error}); using 6x64 and default settings[/yellow]")
-        sizes, settings = ["6x64"], PublishSettings()
+        sizes, settings, selfplay_batch = ["6x64"], PublishSettings(), 4
+    batches = sorted({args.batch, selfplay_batch if args.selfplay_batch is None else args.selfplay_batch}, reverse=True)
+    if min(batches) < 1:
+        parser.error(f"batches must be >= 1, got {batches}")
     sizes = [parse_size(s).with_se(0).name for s in (args.sizes or sizes)]
     try:
         twins = [(size, parse_size(size).with_se(args.ratio).name) for size in sizes]
@@ -100,7 +107,7 @@ def main() -> None:
         calib = load_calibration_set(CALIBRATION)
     else:
         calib = calibration_set_from_games(random_games(516, 0), source="random play (no calibration file)")
-    planes = core.encode_batch(random_games(args.batch, 99))
+    planes = {batch: core.encode_batch(random_games(batch, 99)) for batch in batches}
     rows: list[Row] = []
     for plain, gated in twins:
         with tempfile.TemporaryDirectory() as tmp:
@@ -109,20 +116,22 @@ def main() -> None:
                 net = fitted_network(size, args.fit_steps)
                 results[size] = publish(net, Path(tmp) / size, calib, settings=settings,
                                         runtime=OrtRuntime(threads=max(args.threads)))
-            for threads in args.threads:
-                sessions: dict[str, Session] = {}
-                for size, result in results.items():
-                    sessions[f"INT8 {size}"] = OrtRuntime(threads=threads).build(result.int8)
-                    sessions[f"FP32 {size}"] = OrtRuntime(threads=threads).build(result.fp32)
-                rows += pair_rows(measure(sessions, planes, args.rounds, args.seconds), plain, gated, threads)
+            for batch in batches:
+                for threads in args.threads:
+                    sessions: dict[str, Session] = {}
+                    for size, result in results.items():
+                        sessions[f"INT8 {size}"] = OrtRuntime(threads=threads).build(result.int8)
+                        sessions[f"FP32 {size}"] = OrtRuntime(threads=threads).build(result.fp32)
+                    rates = measure(sessions, planes[batch], args.rounds, args.seconds)
+                    rows += pair_rows(rates, plain, gated, threads, batch)
             gate = results[gated].gate
             rows += fidelity_rows(gate.report, gated, checkpoint=False)
             if gate.report is None:
                 console.print(f"[red]{gated}: not gated ({gate.error})[/red]")
     load = os.getloadavg()
-    report(f"Squeeze-and-excitation inference cost, ratio {args.ratio}, batch {args.batch} "
+    report(f"Squeeze-and-excitation inference cost, ratio {args.ratio}, batches {', '.join(map(str, batches))} "
            f"(networks fitted {args.fit_steps} steps to a synthetic task)", rows, args.json,
-           meta={"cpu_flags": cpu_flags(), "load_average": load, "pairs": twins, "batch": args.batch,
+           meta={"cpu_flags": cpu_flags(), "load_average": load, "pairs": twins, "batches": batches,
                  "ratio": args.ratio})
     console.print(f"CPU: {cpu_flags()}; load average {load[0]:.1f}/{load[1]:.1f}/{load[2]:.1f} "
                   f"on {os.cpu_count()} CPUs; QAT {settings.qat.steps} steps")
