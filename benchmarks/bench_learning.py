@@ -20,7 +20,9 @@ One run (issues 10 and 22, "A learning benchmark that measures learning"):
    ``curve.csv`` (one row per generation, from the campaign's MLflow store:
    ``reports/learning_curve.py``), ``summary.json`` (final evaluation,
    control arm, gains, recipe diff from the ``cpu`` preset, machine, commit,
-   wall times, generations), ``learning.md`` and ``learning.png``
+   wall times, generations, and the host's speed probed before the campaign
+   and after the final evaluation: ``host_speed``), ``learning.md`` and
+   ``learning.png``
    (``reports/learning.py``; ``dvc repro learning-figure`` redraws them from
    the saved curve);
 4. logs the benchmark as an MLflow run (experiment ``learning-benchmark``,
@@ -50,6 +52,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from host_speed import HostSpeed, probe
 from learning_final import (
     CONTROL,
     FINAL,
@@ -140,8 +143,10 @@ def run_campaign(args: argparse.Namespace, console: Console) -> float:
 
 def summary_dict(args: argparse.Namespace, state: Any, final: FinalEvaluation, settings: FinalSettings,
                  search: dict[str, Any], generations: int, wall: dict[str, float], started: str,
-                 revision: tuple[str, bool], sizes: list[str], diff: dict[str, str]) -> dict[str, Any]:
-    """`revision`: the commit (and whether the tree was dirty) when the benchmark started;
+                 revision: tuple[str, bool], sizes: list[str], diff: dict[str, str],
+                 speeds: tuple[HostSpeed, HostSpeed]) -> dict[str, Any]:
+    """`speeds`: the host's speed before the campaign and after the final evaluation (``host_speed``);
+    `revision`: the commit (and whether the tree was dirty) when the benchmark started;
     `sizes`: the network sizes of the recipe (model.size, then progressive.stages);
     `diff`: the recipe's differences from the ``cpu`` preset (``learning_tracking.recipe_diff``)."""
     commit, dirty = revision
@@ -158,6 +163,8 @@ def summary_dict(args: argparse.Namespace, state: Any, final: FinalEvaluation, s
         "prefect": not args.no_prefect,
         "machine": {**machine, "nproc": machine.get("usable_cpus")},
         "git": {"commit": commit, "dirty": dirty},
+        "host_speed": {"before": speeds[0].to_dict(), "after": speeds[1].to_dict(),
+                       "changed": speeds[1].differs(speeds[0])},
         "wall": {k: round(v, 1) for k, v in wall.items()},
         "final_artifact": state.active_artifact,
         "active_generation": state.active_generation,
@@ -255,6 +262,9 @@ def main(argv: list[str] | None = None) -> int:
     started = datetime.now(timezone.utc).isoformat(timespec="seconds")
     revision = git_revision(REPO)  # the code that runs, not whatever is checked out hours later
     began = time.monotonic()
+    probe_size = campaign.cfg.model.size
+    before = probe(probe_size, quick=args.quick)
+    console.print(f"host speed before the campaign: {before.describe()}")
     try:
         campaign_s = run_campaign(args, console)
     except KeyboardInterrupt:
@@ -284,6 +294,12 @@ def main(argv: list[str] | None = None) -> int:
     eval_began = time.monotonic()
     final = final_evaluation(settings, console)
     eval_s = time.monotonic() - eval_began
+    after = probe(probe_size, quick=args.quick)
+    console.print(f"host speed after the final evaluation: {after.describe()}")
+    if after.differs(before):
+        perft, train = after.ratios(before)
+        console.print(f"[yellow]warning: the host's speed changed during the run (after / before: perft "
+                      f"{perft:.2f}x, training {train:.2f}x); its wall-clock figures mix recipe and host[/yellow]")
 
     out = args.reports / args.name
     curve = curve_from_mlflow(tracking_uri(args.root), args.name)
@@ -294,7 +310,7 @@ def main(argv: list[str] | None = None) -> int:
     sizes = [campaign.cfg.model.size, *campaign.cfg.progressive.stages]
     diff = recipe_of(campaign, args.root)
     summary = summary_dict(args, state, final, settings, search, len(curve.rows), wall, started,
-                           revision, sizes, diff)
+                           revision, sizes, diff, (before, after))
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     figure, table = redraw(out)
     print_table(final, console)

@@ -79,6 +79,10 @@ def benchmark_metrics(summary: Mapping[str, Any]) -> dict[str, float]:
     wall = summary.get("wall", {})
     if "campaign_recorded_s" in wall:
         out["wall/campaign_min"] = wall["campaign_recorded_s"] / 60.0
+    for when, speed in summary.get("host_speed", {}).items():
+        if isinstance(speed, Mapping):  # host_speed.HostSpeed.to_dict(), before and after the run
+            out[f"host/{when}/perft_nodes_per_s"] = float(speed["perft_nodes_per_s"])
+            out[f"host/{when}/train_samples_per_s"] = float(speed["train_samples_per_s"])
     for arm, modes in final.get("joints", {}).items():
         for mode, rating in modes.items():
             out.update(_rating_metrics(f"{arm}/{mode}", rating))

@@ -286,13 +286,22 @@ def _short(value: dict[str, Any] | None) -> str:
     return f"{est:{sign}.0f} [{lo:{sign}.0f}, {hi:{sign}.0f}]"
 
 
+def _host(summary: dict[str, Any]) -> str:
+    """The trainer's rate on the host before -> after the run (benchmarks/host_speed.py)."""
+    host = summary.get("host_speed")
+    if not host:
+        return "not probed"
+    before, after = (host[k]["train_samples_per_s"] for k in ("before", "after"))
+    return f"{before:.0f} -> {after:.0f}" + (" (changed)" if host.get("changed") else "")
+
+
 def ablation_table(runs: list[Run]) -> list[str]:
-    """One row per run: its recipe diff from the cpu preset, budget, final and
+    """One row per run: its recipe diff from the cpu preset, budget, the host's speed, final and
     control joint ratings and the gains per mode, policy-only stalemates and
     5+ pawn leads won (all rungs of the final arm's climb)."""
-    lines = ["| run | recipe diff from cpu | hours | generations | searched: final | searched: gain over control | "
+    lines = ["| run | recipe diff from cpu | hours | generations | host training samples/s | searched: final | searched: gain over control | "
              "policy: final | policy: gain over control | policy stalemates / games | policy leads won |",
-             "|---|---|---:|---:|---|---|---|---|---:|---:|"]
+             "|---|---|---:|---:|---|---|---|---|---|---:|---:|"]
     for r in runs:
         diff = r.summary.get("recipe_diff")
         recipe = ("not recorded" if diff is None else
@@ -300,7 +309,7 @@ def ablation_table(runs: list[Run]) -> list[str]:
         total = next((p for p in policy_report(r.summary) if p.opponent == "all"), None)
         stale = "-" if total is None else f"{total.stalemates} / {total.games}"
         leads = "-" if total is None or total.opportunities is None else f"{total.converted}/{total.opportunities}"
-        cells = [r.name, recipe, str(r.summary.get("hours", "?")), str(len(r.curve.rows))]
+        cells = [r.name, recipe, str(r.summary.get("hours", "?")), str(len(r.curve.rows)), _host(r.summary)]
         for mode in ("searched", "policy"):
             cells += [_short(joint_of(r.summary, FINAL, mode)), _short(gain_of(r.summary, mode))]
         lines.append("| " + " | ".join([*cells, stale, leads]) + " |")
@@ -315,7 +324,10 @@ def ablations_markdown(runs: list[Run]) -> str:
         "edit. Ratings are joint ratings over the rungs each arm climbed (95% interval; `> x` / `< x` a "
         "bound); the gain is final minus the run's own untrained control, interval by bootstrap over both "
         "arms' opening pairs. The MLflow UI (`make mlflow-ui`, experiment `learning-benchmark`) holds the "
-        "same numbers as metrics, with each run's recipe diff as `recipe.*` tags.",
+        "same numbers as metrics, with each run's recipe diff as `recipe.*` tags. Host training samples/s: "
+        "the trainer's rate on the run's host, probed before the campaign and after the final evaluation "
+        "(`benchmarks/host_speed.py`); runs whose hosts differ in speed compare per generation, not by wall "
+        "clock.",
         "",
         *ablation_table(runs),
         "",

@@ -233,6 +233,23 @@ def recipe_line(summary: dict[str, Any]) -> str:
     return f"- recipe diff from the {summary.get('recipe_base', 'cpu')} preset ({len(diff)} keys): {shown}{more}"
 
 
+def _speed(speed: dict[str, Any]) -> str:
+    return (f"perft {speed['perft_nodes_per_s'] / 1e6:.0f} M nodes/s, training {speed['train_samples_per_s']:.0f} "
+            f"samples/s ({speed['size']})")
+
+
+def host_speed_line(summary: dict[str, Any]) -> str:
+    """The host's speed probed before and after the run (benchmarks/host_speed.py): runs on hosts
+    of different speeds compare per generation, not by wall clock."""
+    host = summary.get("host_speed")
+    if not host:
+        return "- host speed: not probed (the run predates benchmarks/host_speed.py)"
+    line = f"- host speed: before the campaign {_speed(host['before'])}; after the final evaluation {_speed(host['after'])}"
+    if host.get("changed"):
+        line += " (**the host's speed changed during the run**: its wall-clock figures mix recipe and host)"
+    return line
+
+
 def markdown(curve: Curve, summary: dict[str, Any], figure: str) -> str:
     machine = summary.get("machine", {})
     git = summary.get("git", {})
@@ -253,6 +270,7 @@ def markdown(curve: Curve, summary: dict[str, Any], figure: str) -> str:
         f"(cpu_count {machine.get('cpus', '?')}), load {machine.get('load_1min_at_start', '?')} at start, "
         f"{machine.get('system', '?')}, Python {machine.get('python', '?')}",
         f"- commit {git.get('commit', '?')}{' (uncommitted changes)' if git.get('dirty') else ''}",
+        host_speed_line(summary),
         "",
         *final_section(summary),
         *policy_lines(summary),

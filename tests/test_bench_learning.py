@@ -200,6 +200,48 @@ def test_a_comparison_of_two_recipes_at_the_same_sizes_names_no_target(tmp_path:
     assert "| random | policy | 0.700 [0.600, 0.800] | 0.750 [0.650, 0.850] | +0.050 | no worse |" in text
 
 
+def _speed(perft: float, train: float) -> dict:
+    return {"perft_nodes_per_s": perft, "train_samples_per_s": train, "size": "4x48",
+            "measured_at": "2026-12-03T07:00:00+00:00"}
+
+
+def test_host_speed_is_compared_and_shown_per_run(tmp_path: Path) -> None:
+    """A run records its host's speed before and after; the table says when the host changed
+    and the ablation table shows each run's host (a run without a probe says so)."""
+    from host_speed import HostSpeed
+    from learning_compare import Run, ablations_markdown
+    from learning_table import host_speed_line
+
+    fast, slow = HostSpeed.from_dict(_speed(400e6, 860.0)), HostSpeed.from_dict(_speed(140e6, 300.0))
+    assert slow.ratios(fast) == pytest.approx((0.35, 300 / 860))
+    assert slow.differs(fast) and fast.differs(slow) and not fast.differs(fast)
+    near = HostSpeed.from_dict(_speed(400e6 * 1.15, 860.0 * 0.85))
+    assert not near.differs(fast) and near.differs(fast, drift=0.1)
+    assert HostSpeed.from_dict(fast.to_dict()) == fast
+
+    steady = {"before": fast.to_dict(), "after": fast.to_dict(), "changed": False}
+    changed = {"before": fast.to_dict(), "after": slow.to_dict(), "changed": True}
+    base = climb_summary()
+    assert host_speed_line(base) == "- host speed: not probed (the run predates benchmarks/host_speed.py)"
+    line = host_speed_line({**base, "host_speed": steady})
+    assert line.startswith("- host speed: before the campaign perft 400 M nodes/s, training 860 samples/s (4x48)")
+    assert "changed" not in line
+    assert "the host's speed changed during the run" in host_speed_line({**base, "host_speed": changed})
+
+    folders = []
+    for name, host in (("old", None), ("steady", steady), ("moved", changed)):
+        folder = tmp_path / name
+        write_csv(curve_from_series(series(3, conversion=False)), folder / "curve.csv")
+        (folder / "summary.json").write_text(json.dumps(
+            {**base, "campaign": name, **({"host_speed": host} if host else {})}))
+        folders.append(folder)
+    rows = ablations_markdown([Run.load(f) for f in folders]).splitlines()
+    head = next(i for i, row in enumerate(rows) if row.startswith("| run |"))
+    assert rows[head].split(" | ")[4] == "host training samples/s"
+    cells = {row.split(" | ")[0].lstrip("| "): row.split(" | ")[4] for row in rows[head + 2:head + 5]}
+    assert cells == {"old": "not probed", "steady": "860 -> 860", "moved": "860 -> 300 (changed)"}
+
+
 def test_targets_are_not_measured_without_their_data() -> None:
     curve = curve_from_series(series(2, conversion=False))
     text = markdown(curve, summary([]), "learning.png")
@@ -247,6 +289,11 @@ def test_quick_learning_benchmark_end_to_end(tmp_path: Path) -> None:
     assert result["campaign"] == name and result["preset"] == "smoke" and result["generations"] == len(rows)
     assert result["machine"]["nproc"] >= 1 and result["machine"]["cpu"]
     assert len(result["git"]["commit"]) == 40
+    host = result["host_speed"]  # probed before the campaign and after the final evaluation
+    for when in ("before", "after"):
+        assert host[when]["perft_nodes_per_s"] > 1e5 and host[when]["train_samples_per_s"] > 1
+        assert host[when]["size"] == "2x16"
+    assert isinstance(host["changed"], bool)
     assert result["wall"]["campaign_s"] > 0 and result["wall"]["final_evaluation_s"] > 0
     assert result["control_artifact"].endswith(f"runs/{name}/artifacts/initial/int8.onnx")
     assert result["recipe_diff"]["evaluate.openings"] == "1"  # the smoke preset against the cpu preset
@@ -276,6 +323,7 @@ def test_quick_learning_benchmark_end_to_end(tmp_path: Path) -> None:
     text = (out / "learning.md").read_text()
     assert "## Targets" in text and "final minus control" in text and "## Policy-only play" in text
     assert "| control | random | policy | 2 |" in text
+    assert "- host speed: before the campaign perft " in text
     games = root / "runs" / name / "evals" / "final-benchmark"
     assert len(list(games.glob("*.pgn"))) == len(final["matches"])
     assert (games / "control_searched_vs_random.pgn").is_file()
@@ -295,6 +343,7 @@ def test_quick_learning_benchmark_end_to_end(tmp_path: Path) -> None:
     (run,) = client.search_runs([exp.experiment_id], f"tags.`chesszero.campaign` = '{name}'")
     assert run.data.tags["recipe.evaluate.openings"] == "1" and run.data.tags["recipe.base"] == "cpu"
     assert {"final/searched", "control/searched", "final/policy", "control/policy"} <= set(run.data.metrics)
+    assert run.data.metrics["host/before/train_samples_per_s"] == host["before"]["train_samples_per_s"]
     assert {a.path for a in client.list_artifacts(run.info.run_id)} >= {"summary.json", "learning.md"}
 
     # `dvc repro learning-figure` redraws the figure and table from the saved curve
