@@ -190,6 +190,27 @@ def rating_rows(base: Run, run: Run) -> list[str]:
     return lines
 
 
+HOST_DRIFT = 0.2
+"""As ``benchmarks/host_speed.DRIFT``: hosts whose probed rates differ by more compare per generation only."""
+
+
+def _host_line(base: Run, run: Run) -> str:
+    """Whether the two runs' hosts were equally fast (benchmarks/host_speed.py), which a comparison at
+    the same wall time assumes."""
+    hosts = [r.summary.get("host_speed") for r in (base, run)]
+    if not all(hosts):
+        missing = " and ".join(f"`{r.name}`" for r, h in zip((base, run), hosts, strict=True) if not h)
+        return (f"Host speed: not probed for {missing} (runs before benchmarks/host_speed.py): check that both "
+                "ran on hosts of the same speed before reading the wall-clock comparison.")
+    a, b = (h["before"] for h in hosts)
+    ratios = [b[k] / a[k] for k in ("perft_nodes_per_s", "train_samples_per_s")]
+    shown = f"perft {ratios[0]:.2f}x, training {ratios[1]:.2f}x the baseline's host"
+    if any(abs(x - 1.0) > HOST_DRIFT for x in ratios):
+        return (f"**Host speed differs** ({shown}): at the same wall time the runs had different compute; "
+                "compare them per generation, not by wall clock.")
+    return f"Host speed: the same within {HOST_DRIFT:.0%} ({shown})."
+
+
 def markdown(base: Run, run: Run) -> str:
     lines = [
         f"# `{run.name}` against the baseline `{base.name}` at the same wall time",
@@ -201,6 +222,8 @@ def markdown(base: Run, run: Run) -> str:
         _setup(run, "run"),
         "",
         _target_line(base, run),
+        "",
+        _host_line(base, run),
         "",
         "## Final evaluation",
         "",

@@ -236,6 +236,15 @@ def test_host_speed_is_compared_and_shown_per_run(tmp_path: Path) -> None:
             {**base, "campaign": name, **({"host_speed": host} if host else {})}))
         folders.append(folder)
     rows = ablations_markdown([Run.load(f) for f in folders]).splitlines()
+    from learning_compare import markdown as compare_markdown
+
+    runs = {f.name: Run.load(f) for f in folders}
+    assert "Host speed: not probed for `old`" in compare_markdown(runs["old"], runs["steady"])
+    assert "Host speed: the same within 20% (perft 1.00x, training 1.00x" in \
+        compare_markdown(runs["steady"], runs["steady"])
+    slow_run = Run.load(folders[1])
+    slow_run.summary["host_speed"] = {"before": slow.to_dict(), "after": slow.to_dict(), "changed": False}
+    assert "**Host speed differs** (perft 0.35x, training 0.35x" in compare_markdown(runs["steady"], slow_run)
     head = next(i for i, row in enumerate(rows) if row.startswith("| run |"))
     assert rows[head].split(" | ")[4] == "host training samples/s"
     cells = {row.split(" | ")[0].lstrip("| "): row.split(" | ")[4] for row in rows[head + 2:head + 5]}
