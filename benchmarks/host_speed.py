@@ -16,53 +16,23 @@ time on, each best of three windows:
   ``Trainer`` and sampler) on the preset's first network size, global batch
   128, one process with torch's default threads.
 
-It takes about 10 s (2 s with ``quick``). A run whose two probes differ by
-more than ``DRIFT`` had a host whose speed changed under it; runs whose
-probes differ by more than that are not comparable by wall clock (only per
-generation).
+It takes about 15 s (about 8 s with ``quick``, most of it building the
+trainer). What a probe is and when two differ (``DRIFT``, 20%) is
+``reports/learning_host.py``.
 """
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
+import sys
 import time
 from datetime import datetime, timezone
-from typing import Any
+from pathlib import Path
 
 from common import best_rate
 
-DRIFT = 0.2
-"""Relative difference between two probes beyond which hosts (or one host
-over a run) count as different speeds."""
-
-
-@dataclasses.dataclass(frozen=True)
-class HostSpeed:
-    perft_nodes_per_s: float
-    train_samples_per_s: float
-    size: str
-    measured_at: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> HostSpeed:
-        return cls(float(data["perft_nodes_per_s"]), float(data["train_samples_per_s"]), str(data["size"]),
-                   str(data["measured_at"]))
-
-    def ratios(self, other: HostSpeed) -> tuple[float, float]:
-        """This probe's rates over `other`'s: (perft, training)."""
-        return self.perft_nodes_per_s / other.perft_nodes_per_s, self.train_samples_per_s / other.train_samples_per_s
-
-    def differs(self, other: HostSpeed, drift: float = DRIFT) -> bool:
-        """Whether either rate differs from `other`'s by more than `drift` (relative)."""
-        return any(abs(r - 1.0) > drift for r in self.ratios(other))
-
-    def describe(self) -> str:
-        return (f"perft {self.perft_nodes_per_s / 1e6:.0f} M nodes/s, training {self.train_samples_per_s:.0f} "
-                f"samples/s ({self.size}, batch 128)")
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "reports"))
+from learning_host import HostSpeed  # noqa: E402  (reports/learning_host.py: the value every report reads)
 
 
 def probe(size: str, quick: bool = False) -> HostSpeed:
@@ -86,6 +56,12 @@ def main() -> None:
     parser.add_argument("--size", default="4x48", help="network size the trainer is timed on (4x48: the cpu preset's)")
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args()
+    from chesszero.config.sizes import parse_size
+
+    try:
+        parse_size(args.size)
+    except ValueError as exc:
+        parser.error(f"--size {args.size!r}: {exc}")
     began = time.monotonic()
     speed = probe(args.size, quick=args.quick)
     print(f"{speed.describe()} in {time.monotonic() - began:.1f} s")

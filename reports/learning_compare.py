@@ -47,6 +47,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from learning import mark_events  # noqa: E402
 from learning_curve import WALL_MIN, Curve  # noqa: E402
+from learning_host import DRIFT, host_speeds  # noqa: E402
 from learning_summary import (  # noqa: E402
     CONTROL,
     CURVE,
@@ -190,25 +191,21 @@ def rating_rows(base: Run, run: Run) -> list[str]:
     return lines
 
 
-HOST_DRIFT = 0.2
-"""As ``benchmarks/host_speed.DRIFT``: hosts whose probed rates differ by more compare per generation only."""
-
-
 def _host_line(base: Run, run: Run) -> str:
     """Whether the two runs' hosts were equally fast (benchmarks/host_speed.py), which a comparison at
     the same wall time assumes."""
-    hosts = [r.summary.get("host_speed") for r in (base, run)]
-    if not all(hosts):
-        missing = " and ".join(f"`{r.name}`" for r, h in zip((base, run), hosts, strict=True) if not h)
+    speeds = [host_speeds(r.summary) for r in (base, run)]
+    if not all(speeds):
+        missing = " and ".join(f"`{r.name}`" for r, h in zip((base, run), speeds, strict=True) if not h)
         return (f"Host speed: not probed for {missing} (runs before benchmarks/host_speed.py): check that both "
                 "ran on hosts of the same speed before reading the wall-clock comparison.")
-    a, b = (h["before"] for h in hosts)
-    ratios = [b[k] / a[k] for k in ("perft_nodes_per_s", "train_samples_per_s")]
-    shown = f"perft {ratios[0]:.2f}x, training {ratios[1]:.2f}x the baseline's host"
-    if any(abs(x - 1.0) > HOST_DRIFT for x in ratios):
+    a, b = (s[0] for s in speeds)
+    perft, train = b.ratios(a)
+    shown = f"perft {perft:.2f}x, training {train:.2f}x the baseline's host"
+    if b.differs(a):
         return (f"**Host speed differs** ({shown}): at the same wall time the runs had different compute; "
                 "compare them per generation, not by wall clock.")
-    return f"Host speed: the same within {HOST_DRIFT:.0%} ({shown})."
+    return f"Host speed: the same within {DRIFT:.0%} ({shown})."
 
 
 def markdown(base: Run, run: Run) -> str:
@@ -311,11 +308,12 @@ def _short(value: dict[str, Any] | None) -> str:
 
 def _host(summary: dict[str, Any]) -> str:
     """The trainer's rate on the host before -> after the run (benchmarks/host_speed.py)."""
-    host = summary.get("host_speed")
-    if not host:
+    speeds = host_speeds(summary)
+    if speeds is None:
         return "not probed"
-    before, after = (host[k]["train_samples_per_s"] for k in ("before", "after"))
-    return f"{before:.0f} -> {after:.0f}" + (" (changed)" if host.get("changed") else "")
+    before, after = speeds
+    changed = " (changed)" if after.differs(before) else ""
+    return f"{before.train_samples_per_s:.0f} -> {after.train_samples_per_s:.0f}{changed}"
 
 
 def ablation_table(runs: list[Run]) -> list[str]:

@@ -24,6 +24,7 @@ from learning_curve import (
     conversion_columns,
     termination_shares,
 )
+from learning_host import host_speeds
 from learning_summary import (
     CONTROL,
     CURVE,
@@ -233,19 +234,15 @@ def recipe_line(summary: dict[str, Any]) -> str:
     return f"- recipe diff from the {summary.get('recipe_base', 'cpu')} preset ({len(diff)} keys): {shown}{more}"
 
 
-def _speed(speed: dict[str, Any]) -> str:
-    return (f"perft {speed['perft_nodes_per_s'] / 1e6:.0f} M nodes/s, training {speed['train_samples_per_s']:.0f} "
-            f"samples/s ({speed['size']})")
-
-
 def host_speed_line(summary: dict[str, Any]) -> str:
     """The host's speed probed before and after the run (benchmarks/host_speed.py): runs on hosts
     of different speeds compare per generation, not by wall clock."""
-    host = summary.get("host_speed")
-    if not host:
+    speeds = host_speeds(summary)
+    if speeds is None:
         return "- host speed: not probed (the run predates benchmarks/host_speed.py)"
-    line = f"- host speed: before the campaign {_speed(host['before'])}; after the final evaluation {_speed(host['after'])}"
-    if host.get("changed"):
+    before, after = speeds
+    line = f"- host speed: before the campaign {before.describe()}; after the final evaluation {after.describe()}"
+    if after.differs(before):
         line += " (**the host's speed changed during the run**: its wall-clock figures mix recipe and host)"
     return line
 

@@ -245,6 +245,17 @@ def test_host_speed_is_compared_and_shown_per_run(tmp_path: Path) -> None:
     slow_run = Run.load(folders[1])
     slow_run.summary["host_speed"] = {"before": slow.to_dict(), "after": slow.to_dict(), "changed": False}
     assert "**Host speed differs** (perft 0.35x, training 0.35x" in compare_markdown(runs["steady"], slow_run)
+
+    for bad, named in (({"before": fast.to_dict()}, "host_speed.after"),
+                       ({"before": {**fast.to_dict(), "train_samples_per_s": "fast"}, "after": fast.to_dict()},
+                        "host_speed.before: rates must be numbers"),
+                       ({"before": {**fast.to_dict(), "perft_nodes_per_s": 0}, "after": fast.to_dict()},
+                        "host_speed.before: rates must be positive")):
+        with pytest.raises(ValueError, match=named):
+            host_speed_line({**base, "host_speed": bad})
+    refused = subprocess.run([sys.executable, str(REPO / "benchmarks" / "host_speed.py"), "--size", "4by48"],
+                             capture_output=True, text=True, timeout=120)
+    assert refused.returncode == 2 and "--size '4by48'" in refused.stderr
     head = next(i for i, row in enumerate(rows) if row.startswith("| run |"))
     assert rows[head].split(" | ")[4] == "host training samples/s"
     cells = {row.split(" | ")[0].lstrip("| "): row.split(" | ")[4] for row in rows[head + 2:head + 5]}
@@ -358,7 +369,7 @@ def test_quick_learning_benchmark_end_to_end(tmp_path: Path) -> None:
     # `dvc repro learning-figure` redraws the figure and table from the saved curve
     make_dvc_project(root)
     for rel in ("reports/learning.py", "reports/learning_curve.py", "reports/learning_summary.py",
-                "reports/learning_table.py", "reports/learning_targets.py"):
+                "reports/learning_table.py", "reports/learning_targets.py", "reports/learning_host.py"):
         shutil.copy(REPO / rel, root / rel)
     dvc_yaml = root / "dvc.yaml"
     dvc_yaml.write_text(dvc_yaml.read_text().replace("learning_run: learning-2h", f"learning_run: {name}"))
