@@ -291,7 +291,8 @@ class Paired:
     inference_pos_per_s: float
     evaluations_per_s: float
     searches_per_s: float
-    """Over all rounds together: the games start together, so searches end in bursts."""
+    """Over all rounds together, extended until they hold one search per game (the games
+    start together, so searches end in bursts)."""
     ratio: float
     """Median of the per-round evaluations/s over inference positions/s."""
     mean_batch: float
@@ -320,6 +321,12 @@ def paired_ratio(evaluator: object, *, batch: int, depth: int, rounds: int, seco
             evals.append(played.evaluations_per_s)
             ratios.append(played.evaluations_per_s / pure)
             sizes += played.sizes
+            searches += played.searches
+            played_s += played.seconds
+        # Searches end in bursts (the games start together), so short windows on a slow host
+        # can hold none: searches/s is measured over windows holding one search per game.
+        while searches < batch * depth and played_s < 20 * seconds + 30:
+            played = run.window(seconds=seconds)
             searches += played.searches
             played_s += played.seconds
     finally:
