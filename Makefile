@@ -57,7 +57,7 @@ $(WEB_DIST): $(WEB_SOURCES)
 	cd web && npm ci --no-audit --no-fund --loglevel=error && npm run build --silent
 
 test: setup web
-	$(PY) -m pytest -q $(PYTEST_ARGS)
+	$(PY) -m pytest -q --durations=15 $(PYTEST_ARGS)
 
 # Kill -9 anywhere (tests/test_campaign_kill.py; `make test` runs it at seed 15
 # with 10 kills): a random seed (printed; KILLTEST_SEED=N replays it) and more
