@@ -381,3 +381,22 @@ def test_quick_learning_benchmark_end_to_end(tmp_path: Path) -> None:
     assert repro.returncode == 0, repro.stdout + repro.stderr
     assert (out / "learning.png").read_bytes().startswith(PNG)
     assert (out / "learning.md").read_text() == before
+
+    # one generation re-evaluated under the same protocol (benchmarks/eval_generation.py): the final
+    # artifact's generation replays the final arm's games exactly; a missing generation is refused
+    generation = result["active_generation"]
+    assert Path(result["final_artifact"]).parent.name == f"gen_{generation:04d}"
+    regen = subprocess.run([sys.executable, str(REPO / "benchmarks" / "eval_generation.py"), "--name", name,
+                            "--generation", str(generation), "--root", str(root), "--openings", "1"],
+                           cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    assert regen.returncode == 0, regen.stdout[-3000:] + regen.stderr[-3000:]
+    again = json.loads((out / f"generation_{generation}.json").read_text())
+    assert again["campaign"] == name and again["artifact"] == result["final_artifact"]
+    key = ("opponent", "mode", "wins", "draws", "losses", "score")
+    assert [[m[k] for k in key] for m in again["matches"]] == \
+        [[m[k] for k in key] for m in final["matches"] if m["arm"] == "final"]
+    assert again["joint"] == final["joints"]["final"]
+    missing = subprocess.run([sys.executable, str(REPO / "benchmarks" / "eval_generation.py"), "--name", name,
+                              "--generation", "999", "--root", str(root)],
+                             cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+    assert missing.returncode == 2 and "generation 999 of learn-ci has no published artifact" in missing.stderr
