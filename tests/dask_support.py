@@ -67,8 +67,12 @@ class LocalDask:
         return self.workers[name]
 
     def names(self) -> dict[str, str]:
-        """Connected workers: name -> address."""
-        info: dict[str, Any] = self.client.scheduler_info(n_workers=-1)["workers"]
+        """Connected workers: name -> address, asked of the scheduler each time. (Not
+        ``Client.scheduler_info``: once in CI it listed no `noimport` worker while the
+        scheduler's log shows that worker registered until the test closed the cluster;
+        when its refresh is skipped it returns a cached identity, which the client's
+        periodic refresh keeps without per-worker entries.)"""
+        info: dict[str, Any] = self.client.sync(self.client.scheduler.identity, n_workers=-1)["workers"]
         return {str(w["name"]): addr for addr, w in info.items()}
 
     def kill(self, name: str) -> None:
