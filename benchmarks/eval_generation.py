@@ -53,7 +53,11 @@ def gated_artifact(campaign_dir: Path, generation: int) -> Path:
     marker = folder / "publish.json"
     if not marker.is_file():
         raise ValueError(f"generation {generation} of {campaign_dir.name} has no published artifact ({marker})")
-    published = json.loads(marker.read_text())
+    try:
+        published = json.loads(marker.read_text())
+        published["artifact"]
+    except (json.JSONDecodeError, KeyError, TypeError) as exc:
+        raise ValueError(f"generation {generation} of {campaign_dir.name}: unreadable {marker} ({exc!r})") from exc
     if not published.get("passed"):
         raise ValueError(f"generation {generation} of {campaign_dir.name} failed its fidelity gate ({marker})")
     artifact = Path(published["artifact"])
@@ -89,7 +93,11 @@ def main(argv: list[str] | None = None) -> int:
         resamples=ev.bootstrap_resamples, concurrency=args.concurrency, threads=args.threads,
         search=lambda: evaluation_search(campaign.cfg))
     began = time.monotonic()
-    final = final_evaluation(settings, console)
+    try:
+        final = final_evaluation(settings, console)
+    except (ValueError, FileNotFoundError) as exc:  # e.g. more --openings than the suite holds
+        console.print(f"eval_generation: error: {exc}")
+        return 2
     out = (args.reports or args.root / "reports" / "learning") / args.name / f"generation_{args.generation}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({

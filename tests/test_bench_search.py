@@ -1,5 +1,5 @@
-"""`benchmarks/bench_search.py`'s paired self-play/inference measurement on a slow evaluator:
-windows shorter than one search still report a searches/s measured over real searches."""
+"""Benchmark helpers: `bench_search.paired_ratio` on a slow evaluator (windows shorter than one
+search still report searches/s over real searches) and `eval_generation.gated_artifact`'s refusals."""
 
 from __future__ import annotations
 
@@ -32,3 +32,26 @@ def test_searches_per_s_counts_whole_searches_when_windows_are_shorter_than_one(
     assert paired.rounds == 3 and paired.mean_batch == 8
     assert paired.searches_per_s > 0
     assert 0 < paired.ratio < 2 and paired.evaluations_per_s > 0
+
+
+def test_eval_generation_refuses_a_missing_failed_or_unreadable_publication(tmp_path: Path) -> None:
+    import json
+
+    import pytest
+    from eval_generation import gated_artifact
+
+    folder = tmp_path / "run" / "artifacts" / "gen_0003"
+    with pytest.raises(ValueError, match="generation 3 of run has no published artifact"):
+        gated_artifact(tmp_path / "run", 3)
+    folder.mkdir(parents=True)
+    (folder / "publish.json").write_text("{bad")
+    with pytest.raises(ValueError, match="generation 3 of run: unreadable .*publish.json"):
+        gated_artifact(tmp_path / "run", 3)
+    (folder / "publish.json").write_text(json.dumps({"passed": False, "artifact": str(folder / "int8.onnx")}))
+    with pytest.raises(ValueError, match="failed its fidelity gate"):
+        gated_artifact(tmp_path / "run", 3)
+    (folder / "publish.json").write_text(json.dumps({"passed": True, "artifact": str(folder / "int8.onnx")}))
+    with pytest.raises(ValueError, match="int8.onnx is missing"):
+        gated_artifact(tmp_path / "run", 3)
+    (folder / "int8.onnx").write_bytes(b"x")
+    assert gated_artifact(tmp_path / "run", 3) == folder / "int8.onnx"
