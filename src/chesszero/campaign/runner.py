@@ -15,7 +15,7 @@ import math
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -221,13 +221,14 @@ def _train_metrics(stats: dict[str, float] | None) -> dict[str, float]:
     return metrics
 
 
-def train_quantum(campaign: Campaign, overlap: Callable[[threading.Event], list[ActorSummary]] | None = None
-                  ) -> dict[str, float]:
+def train_quantum(campaign: Campaign, overlap: OverlapPlayer | None = None) -> dict[str, float]:
     """Runs the quantum; `overlap` (if given) keeps some actors playing for
-    the next generation until training ends. An unfunded quantum (e.g. the
-    recipe's batch grew) sends the generation back to self-play."""
+    the next generation until training ends, and the in-process trainer then
+    takes only the cores they leave (``train.threads.threads_beside``). An unfunded quantum
+    (e.g. the recipe's batch grew) sends the generation back to self-play."""
     from chesszero.replay import CreditLedger
     from chesszero.train import load_checkpoint
+    from chesszero.train.threads import threads_beside
 
     with _phase(campaign, Phase.TRAIN) as run:
         state = run.state
@@ -246,12 +247,13 @@ def train_quantum(campaign: Campaign, overlap: Callable[[threading.Event], list[
             worker.start()
         extra: dict[str, float] = {}
         try:
-            stats = train(campaign, state.generation)
-            reason = progressive.start_reason(campaign.cfg, state)
-            if reason is not None:
-                extra.update(progressive.start_candidate(campaign, state, reason, run.tracker))
-            if state.candidate is not None and state.candidate.promoting is None:
-                extra.update(progressive.train_candidate(campaign, state))
+            with threads_beside(overlap.actors if overlap is not None else 0):
+                stats = train(campaign, state.generation)
+                reason = progressive.start_reason(campaign.cfg, state)
+                if reason is not None:
+                    extra.update(progressive.start_candidate(campaign, state, reason, run.tracker))
+                if state.candidate is not None and state.candidate.promoting is None:
+                    extra.update(progressive.train_candidate(campaign, state))
         except UnfundedQuantum:
             state.phase = Phase.SELFPLAY
             campaign.save_state(state)
@@ -350,25 +352,29 @@ def overlap_jobs(campaign: Campaign) -> list[ActorJob]:
                      resign_threshold=threshold, label="overlap", device=layout.device(i)) for i in range(count)]
 
 
-def overlap_player(campaign: Campaign) -> Callable[[threading.Event], list[ActorSummary]] | None:
-    """:func:`overlap_jobs` played while the trainer runs, each in its own thread."""
-    jobs = overlap_jobs(campaign)
-    if not jobs:
-        return None
-    cfg = campaign.cfg
-    slice_positions = max(8, cfg.selfplay.games_in_flight // 4)
+@dataclass(frozen=True)
+class OverlapPlayer:
+    """:func:`overlap_jobs` played while the trainer runs, each in its own
+    thread of this process (``actors`` of them, one core busy each)."""
 
-    def play(stop: threading.Event) -> list[ActorSummary]:
-        out: list[list[ActorSummary]] = [[] for _ in jobs]
+    jobs: list[ActorJob]
+    slice_positions: int
+
+    @property
+    def actors(self) -> int:
+        return len(self.jobs)
+
+    def __call__(self, stop: threading.Event) -> list[ActorSummary]:
+        out: list[list[ActorSummary]] = [[] for _ in self.jobs]
         errors: list[BaseException] = []
 
         def one(k: int) -> None:
             try:
-                out[k] = run_actor_job(jobs[k], stop=stop, slice_positions=slice_positions)
+                out[k] = run_actor_job(self.jobs[k], stop=stop, slice_positions=self.slice_positions)
             except BaseException as exc:  # noqa: BLE001 - re-raised below
                 errors.append(exc)
 
-        threads = [threading.Thread(target=one, args=(k,), daemon=True) for k in range(len(jobs))]
+        threads = [threading.Thread(target=one, args=(k,), daemon=True) for k in range(len(self.jobs))]
         for t in threads:
             t.start()
         for t in threads:
@@ -377,8 +383,14 @@ def overlap_player(campaign: Campaign) -> Callable[[threading.Event], list[Actor
             raise errors[0]
         return [s for part in out for s in part]
 
-    return play
+
+def overlap_player(campaign: Campaign) -> OverlapPlayer | None:
+    """The overlap actors of this generation, or None when the recipe has none."""
+    jobs = overlap_jobs(campaign)
+    if not jobs:
+        return None
+    return OverlapPlayer(jobs, slice_positions=max(8, campaign.cfg.selfplay.games_in_flight // 4))
 
 
 __all__ = ["PhaseError", "bootstrap", "budget_left", "evaluate", "finish_selfplay", "materialize",
-           "is_last", "overlap_jobs", "overlap_player", "plan", "publish", "resign", "train_quantum"]
+           "is_last", "OverlapPlayer", "overlap_jobs", "overlap_player", "plan", "publish", "resign", "train_quantum"]
