@@ -38,6 +38,7 @@ measurements (``QUICK``) for a smoke check; explicit options still win.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import multiprocessing
 import os
 import queue
@@ -45,6 +46,7 @@ import tempfile
 import time
 import traceback
 import warnings
+from collections.abc import Iterator
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
@@ -147,14 +149,15 @@ def export_network(size: str, path: Path) -> Path:
     return path
 
 
-def selfplay_supply(preset: str, folder: Path, seconds: float, *, network: Path | None = None,
-                    actor: int = 0, start: Any = None) -> tuple[float, dict[str, float | int | str]]:
-    """Searched positions/s of one self-play actor of ``preset`` (steady state).
+@contextlib.contextmanager
+def actor_pipeline(preset: str, folder: Path, *, network: Path | None = None,
+                   actor: int = 0) -> Iterator[tuple[Any, Any, dict[str, float | int | str]]]:
+    """One self-play actor of ``preset`` as the campaign builds it (actor settings,
+    one-thread ONNX Runtime, the visit cap and ply cap of generation 0), warmed up:
+    (the native actor, its running batch pipeline, what it plays).
 
     ``network``: the ONNX file to play with (default: export the preset's size
-    into ``folder``); ``start``: a barrier waited on after the warm-up, so that
-    actors in several processes time the same window.
-    """
+    into ``folder``)."""
     from chesszero.config import load_config
     from chesszero.search import BatchPipeline, OnnxEvaluator
     from chesszero.selfplay.actor import ActorSettings
@@ -182,6 +185,20 @@ def selfplay_supply(preset: str, folder: Path, seconds: float, *, network: Path 
     with BatchPipeline(native, evaluator, batch_size=batch, depth=settings.pipeline_depth) as pipe:
         for _ in range(4 * settings.pipeline_depth):  # warm up: trees and buffers reach size
             pipe.step()
+        yield native, pipe, {"model": str(cfg.model.size), "visits": int(visits),
+                             "games_in_flight": settings.games_in_flight, "batch": batch,
+                             "actors": int(cfg.selfplay.actors)}
+        pipe.flush()
+
+
+def selfplay_supply(preset: str, folder: Path, seconds: float, *, network: Path | None = None,
+                    actor: int = 0, start: Any = None) -> tuple[float, dict[str, float | int | str]]:
+    """Searched positions/s of one self-play actor of ``preset`` (steady state).
+
+    ``network``: as :func:`actor_pipeline`; ``start``: a barrier waited on after
+    the warm-up, so that actors in several processes time the same window.
+    """
+    with actor_pipeline(preset, folder, network=network, actor=actor) as (native, pipe, info):
         if start is not None:
             start.wait()
         before = native.counters()
@@ -189,14 +206,10 @@ def selfplay_supply(preset: str, folder: Path, seconds: float, *, network: Path 
         while time.perf_counter() - begin < seconds:
             pipe.step()
             native.take_finished()
-        pipe.flush()
         elapsed = time.perf_counter() - begin
     after = native.counters()
     searches = after["searches"] - before["searches"]
-    return searches / elapsed, {"model": str(cfg.model.size), "visits": int(visits),
-                                "games_in_flight": settings.games_in_flight, "batch": batch,
-                                "actors": int(cfg.selfplay.actors), "searches": int(searches),
-                                "seconds": round(elapsed, 2)}
+    return searches / elapsed, {**info, "searches": int(searches), "seconds": round(elapsed, 2)}
 
 
 def _supply_process(results: Any, start: Any, preset: str, folder: str, seconds: float, network: str,

@@ -163,6 +163,11 @@ _ALL = (
     Target("nnue-vs-control", ">=", 0.55, "score",
            "issue 23: the student scores at least 0.55 against the control evaluator, same search and time"),
     Target("nnue-size", "<=", 256 * 1024, "bytes", "issue 23: the student file is at most 256 KB"),
+    Target("overlap-trainer-threads", ">=", 1.1, RATIO,
+           "issue 22: strength per CPU-hour; the campaign's trainer threads beside its overlap actors "
+           "at least 1.1x torch's default"),
+    Target("overlap-actors-threads", ">=", 0.95, RATIO,
+           "issue 22: the overlap actors no slower (0.95x) beside the trainer at the campaign's threads"),
     Target("learning-gain-searched", ">=", 800.0, "Elo",
            "issue 22: searched joint rating at least 800 above the untrained network's, 2 h from random weights"),
     Target("learning-gain-policy", ">=", 400.0, "Elo",

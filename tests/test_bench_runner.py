@@ -155,3 +155,31 @@ def test_quick_benchmarks_through_the_cli_carry_their_targets(tmp_path: Path) ->
         assert all(isinstance(row["met"], bool) for row in with_target)
         assert all(row["met"] is None for row in rows if not row["target"])
     assert md.count("| benchmark | rate | unit | compared with | ratio | target | met |") == 3
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_overlap_benchmark_times_the_trainer_at_both_thread_counts(tmp_path: Path) -> None:
+    """`bench_overlap.py --quick`: the trainer alone and beside the cpu preset's one overlap
+    actor at torch's default and at the campaign's count, each ratio between two rows of
+    the same run, the campaign's count the one `train.threads` gives. Timings are not
+    checked (a loaded machine may miss the targets)."""
+    target = tmp_path / "overlap.json"
+    cmd = [sys.executable, str(REPO / "benchmarks" / "bench_overlap.py"), "--json", str(target), "--quick",
+           "--steps", "4", "--warmup", "1"]
+    done = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=280)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    result = json.loads(target.read_text())
+    meta, rows = result, result["rows"]  # report() writes the meta entries at the top level
+    assert meta["overlap_actors"] == 1 and meta["size"] == "4x48" and meta["steps"] == 4
+    assert meta["campaign_threads"] == min(meta["torch_default_threads"], max(1, meta["usable_cpus"] - 1))
+    assert len(rows) == 5 and all(row["rate"] > 0 for row in rows)
+    alone, default, chosen, play_default, play_chosen = rows
+    assert alone["ratio"] is None and alone["target"] is None
+    assert default["ratio"] == pytest.approx(default["rate"] / alone["rate"])
+    assert f"({meta['campaign_threads']} thread" in chosen["name"]
+    assert chosen["ratio"] == pytest.approx(chosen["rate"] / default["rate"])
+    assert chosen["target"]["name"] == "overlap-trainer-threads" and isinstance(chosen["met"], bool)
+    assert play_chosen["ratio"] == pytest.approx(play_chosen["rate"] / play_default["rate"])
+    assert play_chosen["target"]["name"] == "overlap-actors-threads"
+    assert play_default["unit"] == play_chosen["unit"] == "searches/s"

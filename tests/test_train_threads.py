@@ -50,14 +50,15 @@ def test_torch_threads_restores_the_count_also_after_an_error(four_threads: None
     assert torch.get_num_threads() == 4
 
 
-def test_threads_beside_busy_threads_never_exceed_the_previous_count(four_threads: None) -> None:
-    with T.threads_beside(0) as n:
+def test_training_beside_busy_threads_never_exceeds_the_previous_count(four_threads: None) -> None:
+    assert [T.threads_beside(busy) for busy in range(5)] == [4, 3, 2, 1, 1]
+    with T.training_beside(0) as n:
         assert n == torch.get_num_threads() == 4
-    with T.threads_beside(1) as n:
+    with T.training_beside(1) as n:
         assert n == torch.get_num_threads() == 3
-    with T.threads_beside(3) as n:
+    with T.training_beside(3) as n:
         assert n == torch.get_num_threads() == 1
-    with T.torch_threads(2), T.threads_beside(1) as n:  # 3 cores left, but the pool had 2
+    with T.torch_threads(2), T.training_beside(1) as n:  # 3 cores left, but the pool had 2
         assert n == torch.get_num_threads() == 2
     assert torch.get_num_threads() == 4
 

@@ -224,11 +224,12 @@ def _train_metrics(stats: dict[str, float] | None) -> dict[str, float]:
 def train_quantum(campaign: Campaign, overlap: OverlapPlayer | None = None) -> dict[str, float]:
     """Runs the quantum; `overlap` (if given) keeps some actors playing for
     the next generation until training ends, and the in-process trainer then
-    takes only the cores they leave (``train.threads.threads_beside``). An unfunded quantum
-    (e.g. the recipe's batch grew) sends the generation back to self-play."""
+    takes only the cores they leave (``train.threads.training_beside``). An
+    unfunded quantum (e.g. the recipe's batch grew) sends the generation back
+    to self-play."""
     from chesszero.replay import CreditLedger
     from chesszero.train import load_checkpoint
-    from chesszero.train.threads import threads_beside
+    from chesszero.train.threads import training_beside
 
     with _phase(campaign, Phase.TRAIN) as run:
         state = run.state
@@ -247,7 +248,7 @@ def train_quantum(campaign: Campaign, overlap: OverlapPlayer | None = None) -> d
             worker.start()
         extra: dict[str, float] = {}
         try:
-            with threads_beside(overlap.actors if overlap is not None else 0):
+            with training_beside(overlap.actors if overlap is not None else 0):
                 stats = train(campaign, state.generation)
                 reason = progressive.start_reason(campaign.cfg, state)
                 if reason is not None:

@@ -8,7 +8,7 @@ with two torch threads and 35.5 s with one, and the actor played its 1,275
 positions at 35.0 instead of 27.8 a second (docs/campaign.md, "Training
 beside the actors"). :func:`trainer_threads` gives the trainer the cores the
 actors leave; :func:`torch_threads` sets a count for a block and restores it;
-:func:`threads_beside` does both for a block that runs beside busy threads.
+:func:`training_beside` does both for a block that runs beside busy threads.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-__all__ = ["threads_beside", "torch_threads", "trainer_threads", "usable_cpus"]
+__all__ = ["threads_beside", "torch_threads", "trainer_threads", "training_beside", "usable_cpus"]
 
 
 def usable_cpus() -> int:
@@ -55,16 +55,19 @@ def torch_threads(threads: int) -> Iterator[int]:
         torch.set_num_threads(previous)
 
 
-@contextmanager
-def threads_beside(busy_threads: int) -> Iterator[int]:
-    """torch's intra-op threads inside the block: unchanged with no busy
-    threads, else the cores they leave (:func:`trainer_threads`), never more
-    than torch's count before the block (its default is the physical cores)."""
+def threads_beside(busy_threads: int) -> int:
+    """torch intra-op threads for a block beside `busy_threads` busy threads:
+    torch's present count with none, else the cores they leave
+    (:func:`trainer_threads`), never more than torch's present count (its
+    default is the physical cores)."""
     import torch
 
     current = torch.get_num_threads()
-    if busy_threads == 0:
-        yield current
-        return
-    with torch_threads(min(current, trainer_threads(busy_threads))) as threads:
+    return current if busy_threads == 0 else min(current, trainer_threads(busy_threads))
+
+
+@contextmanager
+def training_beside(busy_threads: int) -> Iterator[int]:
+    """:func:`torch_threads` at :func:`threads_beside` for the block."""
+    with torch_threads(threads_beside(busy_threads)) as threads:
         yield threads
