@@ -37,7 +37,7 @@ from bench_train import measure, random_rows
 from common import Row, report
 from targets import target
 
-from chesszero.config import load_config
+from chesszero.config import ConfigError, load_config
 from chesszero.train.threads import threads_beside, torch_threads, usable_cpus
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -132,14 +132,29 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--json", type=Path, default=None, help="write results as JSON")
     parser.add_argument("--quick", action="store_true", help="12 steps of a 4x48 network (smoke check)")
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    if args.steps is not None and args.steps < 1:
+        parser.error(f"--steps must be >= 1, got {args.steps}")
+    if args.warmup < 0:
+        parser.error(f"--warmup must be >= 0, got {args.warmup}")
+    if args.size is not None:
+        from chesszero.model import parse_size
+
+        try:
+            parse_size(args.size)
+        except ValueError as exc:
+            parser.error(f"--size {args.size!r}: {exc}")
+    return args
 
 
 def main(argv: list[str] | None = None) -> None:
     import torch
 
     args = parse_args(argv)
-    cfg = load_config(ROOT / "params.yaml", preset=args.preset)
+    try:
+        cfg = load_config(ROOT / "params.yaml", preset=args.preset)
+    except ConfigError as exc:
+        raise SystemExit(f"bench_overlap.py: {exc}") from None
     stages = list(cfg.progressive.stages)
     args.size = args.size or ("4x48" if args.quick else str(stages[-1] if stages else cfg.model.size))
     args.steps = args.steps or (12 if args.quick else cfg.train.steps_per_quantum)

@@ -40,7 +40,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import multiprocessing
-import os
 import queue
 import tempfile
 import time
@@ -264,7 +263,9 @@ def trainer_rate(preset: str, steps: int) -> tuple[float, dict[str, float | int 
     from chesszero.config import load_config
 
     cfg = load_config(Path(__file__).resolve().parents[1] / "params.yaml", preset=preset)
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    from chesszero.train.threads import usable_cpus
+
+    cores = usable_cpus()
     args = argparse.Namespace(size=str(cfg.model.size), global_batch=cfg.train.global_batch, bf16=False,
                               device="cpu", warmup=1, steps=steps)
     rows = random_rows(max(4 * args.global_batch, 512), seed=0)

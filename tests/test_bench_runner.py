@@ -183,3 +183,16 @@ def test_overlap_benchmark_times_the_trainer_at_both_thread_counts(tmp_path: Pat
     assert play_chosen["ratio"] == pytest.approx(play_chosen["rate"] / play_default["rate"])
     assert play_chosen["target"]["name"] == "overlap-actors-threads"
     assert play_default["unit"] == play_chosen["unit"] == "searches/s"
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--steps", "0"], "--steps must be >= 1, got 0"),
+    (["--warmup", "-1"], "--warmup must be >= 0, got -1"),
+    (["--size", "3y9"], "--size '3y9': model size must look like"),
+    (["--preset", "nope"], "unknown preset 'nope'"),
+])
+def test_overlap_benchmark_refuses_bad_arguments_by_name(argv: list[str], message: str) -> None:
+    done = subprocess.run([sys.executable, str(REPO / "benchmarks" / "bench_overlap.py"), *argv], cwd=REPO,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0 and message in done.stderr, done.stderr[-2000:]
+    assert "Traceback" not in done.stderr
