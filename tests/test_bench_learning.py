@@ -400,3 +400,8 @@ def test_quick_learning_benchmark_end_to_end(tmp_path: Path) -> None:
                               "--generation", "999", "--root", str(root)],
                              cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
     assert missing.returncode == 2 and "generation 999 of learn-ci has no published artifact" in missing.stderr
+    bogus = subprocess.run([sys.executable, str(REPO / "benchmarks" / "eval_generation.py"), "--name", name,
+                            "--generation", str(generation), "--root", str(root), "--search", "rooot=puct"],
+                           cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+    assert bogus.returncode == 2 and "--search rooot=puct" in bogus.stderr and "rooot" in bogus.stderr
+    assert not list(out.glob(f"generation_{generation}-*.json"))

@@ -55,3 +55,17 @@ def test_eval_generation_refuses_a_missing_failed_or_unreadable_publication(tmp_
         gated_artifact(tmp_path / "run", 3)
     (folder / "int8.onnx").write_bytes(b"x")
     assert gated_artifact(tmp_path / "run", 3) == folder / "int8.onnx"
+
+
+def test_eval_generation_search_changes_and_output_names() -> None:
+    import pytest
+    from eval_generation import search_changes, suffix
+
+    changes = search_changes(["root=puct", "c_puct_eval=0.7", "gumbel={considered: 8}"])
+    assert changes == {"search.root": "puct", "search.c_puct_eval": 0.7, "search.gumbel": {"considered": 8}}
+    assert suffix({}, None) == ""
+    assert suffix({"search.root": "puct", "search.c_puct_eval": 0.7}, None) == "-root=puct_c_puct_eval=0.7"
+    assert suffix({"search.gumbel": {"considered": 8}}, None) == "-gumbel=considered8"
+    assert suffix(changes, "puct-root") == "-puct-root"
+    with pytest.raises(ValueError, match="--search: override must look like KEY=VALUE"):
+        search_changes(["root"])
