@@ -53,3 +53,20 @@ def test_the_moves_left_utility_reaches_both_searches_and_publication() -> None:
     with pytest.raises(ValueError, match="'tensorrt' backend does not serve"):
         load_config(PARAMS, preset="cpu", overrides={"search.moves_left.slope": 0.004,
                                                      "inference.backend": "tensorrt"})
+
+
+def test_eval_root_sets_evaluation_apart_from_self_play() -> None:
+    from chesszero.search import RootRule
+
+    same = load_config(PARAMS, preset="cpu", overrides={"search.root": "gumbel"})
+    assert same.search.eval_root is None
+    assert search_options(selfplay_search(same)).root == RootRule.GUMBEL
+    assert evaluation_search(same).root == RootRule.GUMBEL
+    apart = load_config(PARAMS, preset="cpu", overrides={"search.root": "gumbel", "search.eval_root": "puct"})
+    assert search_options(selfplay_search(apart)).root == RootRule.GUMBEL
+    assert evaluation_search(apart).root == RootRule.PUCT
+    reverse = load_config(PARAMS, preset="cpu", overrides={"search.eval_root": "gumbel"})
+    assert search_options(selfplay_search(reverse)).root == RootRule.PUCT
+    assert evaluation_search(reverse).root == RootRule.GUMBEL
+    with pytest.raises(ValueError, match=r"search\.eval_root"):
+        load_config(PARAMS, preset="cpu", overrides={"search.eval_root": "mcts"})

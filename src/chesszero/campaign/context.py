@@ -131,6 +131,7 @@ ADDED_KEYS: dict[str, Any] = {
     "search.moves_left": {"slope": 0.0, "cap": 0.0345, "linear": 1.6521, "quadratic": -0.6521},
     "publish.max_moves_left_mae": ANY,  # read only with search.moves_left.slope > 0
     "model.se_ratio": 0,
+    "search.eval_root": None,
 }
 """Recipe keys added after campaigns existed, with the value that reproduces
 what those campaigns did: a campaign started before a key existed resumes

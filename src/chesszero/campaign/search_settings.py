@@ -1,7 +1,8 @@
 """The recipe's search section as native search options, in one place.
 
 Self-play and evaluation share the tree rules (first-play urgency, discount,
-proven results, twofold repetitions inside the tree, the root rule); they differ as SPEC 6
+proven results, twofold repetitions inside the tree, the root rule unless
+``search.eval_root`` names another for evaluation); they differ as SPEC 6
 says: c_puct, root noise and forced playouts in self-play only, and the draw
 score (contempt for the side ahead) is a self-play lever only.
 """
@@ -49,7 +50,8 @@ def moves_left_fields(cfg: Config) -> dict[str, float]:
 
 def evaluation_search(cfg: Config) -> Any:
     """``SearchOptions`` of evaluation and promotion matches (no noise, no
-    forced playouts, no draw score: the network and its search alone)."""
+    forced playouts, no draw score: the network and its search alone), at the
+    root rule ``search.eval_root`` when the recipe sets one, else ``search.root``."""
     from chesszero.search import SearchOptions, root_rule
 
     s = cfg.search
@@ -60,7 +62,7 @@ def evaluation_search(cfg: Config) -> Any:
     options.subtree_retention = s.subtree_retention
     options.proven_results = s.proven_results
     options.twofold_draws = s.twofold_draws
-    options.root = root_rule(s.root.value)
+    options.root = root_rule((s.eval_root or s.root).value)
     options.gumbel_considered = s.gumbel.considered
     options.gumbel_c_visit = s.gumbel.c_visit
     options.gumbel_c_scale = s.gumbel.c_scale

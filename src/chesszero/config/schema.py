@@ -153,6 +153,10 @@ class SearchConfig(_Section):
     root: RootRule = Field(
         description="Root rule in self-play and evaluation: 'puct' or 'gumbel' (with gumbel, the visit "
         "cap counts each search's own simulations; retained visits are extra).")
+    eval_root: RootRule | None = Field(
+        default=None,
+        description="Root rule of evaluation and promotion matches when it differs from self-play's "
+        "(null: `root`); e.g. Gumbel targets in self-play, PUCT's deeper 64-visit trees in play.")
     gumbel: GumbelConfig
     moves_left: MovesLeftConfig
 
