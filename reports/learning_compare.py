@@ -316,11 +316,21 @@ def _host(summary: dict[str, Any]) -> str:
     return f"{before.train_samples_per_s:.0f} -> {after.train_samples_per_s:.0f}{changed}"
 
 
+def _budget(summary: dict[str, Any]) -> str:
+    """``1.0 / 64``: the wall budget in hours and the campaign's own minutes (``-`` when not
+    recorded); a run capped by ``--generations`` shows a budget it did not use."""
+    wall = summary.get("wall") or {}
+    seconds = wall.get("campaign_recorded_s")
+    minutes = "-" if not isinstance(seconds, (int, float)) else f"{seconds / 60:.0f}"
+    return f"{summary.get('hours', '?')} / {minutes}"
+
+
 def ablation_table(runs: list[Run]) -> list[str]:
     """One row per run: its recipe diff from the cpu preset, budget, the host's speed, final and
     control joint ratings and the gains per mode, policy-only stalemates and
     5+ pawn leads won (all rungs of the final arm's climb)."""
-    lines = ["| run | recipe diff from cpu | hours | generations | host training samples/s | searched: final | searched: gain over control | "
+    lines = ["| run | recipe diff from cpu | hours: budget / campaign minutes | generations | host training samples/s | "
+             "searched: final | searched: gain over control | "
              "policy: final | policy: gain over control | policy stalemates / games | policy leads won |",
              "|---|---|---:|---:|---|---|---|---|---|---:|---:|"]
     for r in runs:
@@ -330,7 +340,7 @@ def ablation_table(runs: list[Run]) -> list[str]:
         total = next((p for p in policy_report(r.summary) if p.opponent == "all"), None)
         stale = "-" if total is None else f"{total.stalemates} / {total.games}"
         leads = "-" if total is None or total.opportunities is None else f"{total.converted}/{total.opportunities}"
-        cells = [r.name, recipe, str(r.summary.get("hours", "?")), str(len(r.curve.rows)), _host(r.summary)]
+        cells = [r.name, recipe, _budget(r.summary), str(len(r.curve.rows)), _host(r.summary)]
         for mode in ("searched", "policy"):
             cells += [_short(joint_of(r.summary, FINAL, mode)), _short(gain_of(r.summary, mode))]
         lines.append("| " + " | ".join([*cells, stale, leads]) + " |")

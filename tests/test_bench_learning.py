@@ -260,6 +260,16 @@ def test_host_speed_is_compared_and_shown_per_run(tmp_path: Path) -> None:
     assert rows[head].split(" | ")[4] == "host training samples/s"
     cells = {row.split(" | ")[0].lstrip("| "): row.split(" | ")[4] for row in rows[head + 2:head + 5]}
     assert cells == {"old": "not probed", "steady": "860 -> 860", "moved": "860 -> 300 (changed)"}
+    # the budget beside the campaign's own minutes (a run capped by generations used less)
+    assert rows[head].split(" | ")[2] == "hours: budget / campaign minutes"
+    budget = {row.split(" | ")[0].lstrip("| "): row.split(" | ")[2] for row in rows[head + 2:head + 5]}
+    assert budget == {name: "2.0 / 118" for name in ("old", "steady", "moved")}  # climb_summary's
+    timed = Run.load(folders[1])
+    timed.summary.update(hours=3.0, wall={"campaign_recorded_s": 3480.4})
+    untimed = Run.load(folders[0])
+    del untimed.summary["wall"]
+    cells = [row.split(" | ")[2] for row in ablations_markdown([timed, untimed]).splitlines()[head + 2:head + 4]]
+    assert cells == ["3.0 / 58", "2.0 / -"]
 
 
 def test_targets_are_not_measured_without_their_data() -> None:
