@@ -65,7 +65,7 @@ def test_eval_root_sets_evaluation_apart_from_self_play() -> None:
     apart = load_config(PARAMS, preset="cpu", overrides={"search.root": "gumbel", "search.eval_root": "puct"})
     assert search_options(selfplay_search(apart)).root == RootRule.GUMBEL
     assert evaluation_search(apart).root == RootRule.PUCT
-    reverse = load_config(PARAMS, preset="cpu", overrides={"search.eval_root": "gumbel"})
+    reverse = load_config(PARAMS, preset="cpu", overrides={"search.root": "puct", "search.eval_root": "gumbel"})
     assert search_options(selfplay_search(reverse)).root == RootRule.PUCT
     assert evaluation_search(reverse).root == RootRule.GUMBEL
     with pytest.raises(ValueError, match=r"search\.eval_root"):
