@@ -96,6 +96,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                     help="final evaluation ply cap (default: the preset's evaluate.ply_cap)")
     ap.add_argument("--concurrency", type=int, default=16, help="final evaluation: games in flight")
     ap.add_argument("--threads", type=int, default=1, help="final evaluation: inference threads")
+    ap.add_argument("--workers", type=int, default=0,
+                    help="final evaluation: climbs played side by side (0: one per usable CPU)")
     ap.add_argument("--generations", type=int, default=None, help="generation cap (default: none)")
     ap.add_argument("--no-prefect", action="store_true", help="run the campaign without Prefect")
     ap.add_argument("--set", action="append", default=[], metavar="KEY=YAML",
@@ -114,6 +116,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     args.reports = (args.reports or args.root / "reports" / "learning").resolve()
     if args.hours <= 0 or args.openings < 1 or args.visits < 1:
         ap.error("--hours, --openings and --visits must be positive")
+    if args.workers < 0:
+        ap.error("--workers must be >= 0 (0: one per usable CPU)")
     return args
 
 
@@ -144,8 +148,9 @@ def run_campaign(args: argparse.Namespace, console: Console) -> float:
 def summary_dict(args: argparse.Namespace, state: Any, final: FinalEvaluation, settings: FinalSettings,
                  search: dict[str, Any], generations: int, wall: dict[str, float], started: str,
                  revision: tuple[str, bool], sizes: list[str], diff: dict[str, str],
-                 speeds: tuple[HostSpeed, HostSpeed]) -> dict[str, Any]:
+                 speeds: tuple[HostSpeed, HostSpeed], stages: list[dict[str, Any]]) -> dict[str, Any]:
     """`speeds`: the host's speed before the campaign and after the final evaluation (``host_speed``);
+    `stages`: the campaign's wall time per stage (``phaselog.stage_times``, ``StageTime.to_dict``);
     `revision`: the commit (and whether the tree was dirty) when the benchmark started;
     `sizes`: the network sizes of the recipe (model.size, then progressive.stages);
     `diff`: the recipe's differences from the ``cpu`` preset (``learning_tracking.recipe_diff``)."""
@@ -166,6 +171,7 @@ def summary_dict(args: argparse.Namespace, state: Any, final: FinalEvaluation, s
         "host_speed": {"before": speeds[0].to_dict(), "after": speeds[1].to_dict(),
                        "changed": speeds[1].differs(speeds[0])},
         "wall": {k: round(v, 1) for k, v in wall.items()},
+        "stages": stages,
         "final_artifact": state.active_artifact,
         "active_generation": state.active_generation,
         "control_artifact": next((str(a.artifact) for a in settings.arms if a.name == CONTROL), None),
@@ -242,10 +248,12 @@ def gain_target(mode: str, gain: dict[str, Any]) -> dict[str, Any] | None:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else list(argv))
     console = Console(stderr=True)
+    from chesszero.campaign import phaselog
     from chesszero.campaign.context import Campaign, check_name
     from chesszero.campaign.search_settings import evaluation_search
     from chesszero.campaign.tracking import git_revision, tracking_uri
     from chesszero.config import parse_overrides
+    from chesszero.train.threads import usable_cpus
 
     try:
         check_name(args.name)
@@ -288,7 +296,8 @@ def main(argv: list[str] | None = None) -> int:
         ladder=args.root / "data" / "ladder.json", openings_file=args.root / "data" / "openings" / "openings.epd",
         games_dir=campaign.paths.dir / "evals" / "final-benchmark", openings=args.openings, visits=args.visits,
         max_plies=args.max_plies or ev.ply_cap, resamples=ev.bootstrap_resamples,
-        concurrency=args.concurrency, threads=args.threads, search=lambda: evaluation_search(campaign.cfg))
+        concurrency=args.concurrency, threads=args.threads, workers=args.workers or usable_cpus(),
+        search=lambda: evaluation_search(campaign.cfg))
     console.rule(f"final evaluation: final and control arms climb the ladder, {2 * args.openings} games per rung, "
                  f"policy and {args.visits} visits; {settings.rule.describe()}")
     eval_began = time.monotonic()
@@ -309,8 +318,9 @@ def main(argv: list[str] | None = None) -> int:
     search = campaign.cfg.search.model_dump(mode="json")
     sizes = [campaign.cfg.model.size, *campaign.cfg.progressive.stages]
     diff = recipe_of(campaign, args.root)
+    stages = [t.to_dict() for t in phaselog.stage_times(phaselog.read(campaign.paths.phase_log))]
     summary = summary_dict(args, state, final, settings, search, len(curve.rows), wall, started,
-                           revision, sizes, diff, (before, after))
+                           revision, sizes, diff, (before, after), stages)
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     figure, table = redraw(out)
     print_table(final, console)

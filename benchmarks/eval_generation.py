@@ -49,6 +49,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--max-plies", type=int, default=None, help="ply cap (default: the preset's evaluate.ply_cap)")
     parser.add_argument("--concurrency", type=int, default=16, help="games in flight")
     parser.add_argument("--threads", type=int, default=1, help="inference threads")
+    parser.add_argument("--workers", type=int, default=0, help="climbs played side by side (0: one per usable CPU)")
     parser.add_argument("--search", action="append", default=[], metavar="KEY=YAML",
                         help="change the evaluation search for this run only (a key of the recipe's search "
                              "section, e.g. root=puct); repeatable")
@@ -56,6 +57,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.generation < 0 or args.openings < 1 or args.visits < 1:
         parser.error("--generation must be >= 0, --openings and --visits >= 1")
+    if args.workers < 0:
+        parser.error("--workers must be >= 0 (0: one per usable CPU)")
     if args.tag is not None and (not args.search or not re.fullmatch(r"[A-Za-z0-9_.=-]+", args.tag)):
         parser.error("--tag needs --search and may hold only letters, digits and _ . = -")
     return args
@@ -107,6 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     from chesszero.campaign.context import Campaign, CampaignPaths, check_name
     from chesszero.campaign.search_settings import evaluation_search
     from chesszero.campaign.state import StateStore
+    from chesszero.train.threads import usable_cpus
 
     try:
         check_name(args.name)
@@ -139,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
         games_dir=campaign.paths.dir / "evals" / f"final-generation-{args.generation:04d}{tail}",
         openings=args.openings, visits=args.visits, max_plies=args.max_plies or ev.ply_cap,
         resamples=ev.bootstrap_resamples, concurrency=args.concurrency, threads=args.threads,
-        search=lambda: evaluation_search(cfg))
+        workers=args.workers or usable_cpus(), search=lambda: evaluation_search(cfg))
     began = time.monotonic()
     try:
         final = final_evaluation(settings, console)

@@ -10,7 +10,8 @@ greedy, sf-n1-r30, sf-n1-r10, sf-n1, sf-n300, then every stronger rung by
 rating), one paired match each over the first ``settings.openings`` openings
 (both colours: twice as many games), until ``settings.rule`` stops it (two
 consecutive rungs scoring below 0.25). Each arm and mode climbs on its own,
-so policy-only play may stop earlier. Matches go through
+so policy-only play may stop earlier; the climbs run side by side
+(``settings.workers`` threads), which changes no game. Matches go through
 ``chesszero.evaluate.match.play_match`` with the network as an
 ``EnginePlayer`` searching with ``settings.search()`` (the campaign's
 evaluation search: no noise, most visits, no material assist).
@@ -32,9 +33,11 @@ with its running +W =D -L.
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -80,6 +83,9 @@ class FinalSettings:
     resamples: int = 10_000
     concurrency: int = 16
     threads: int = 1
+    workers: int = 1
+    """Climbs played side by side (each arm and mode is one climb; the benchmark's
+    ``--workers``, default one per usable CPU)."""
     search: Callable[[], Any] | None = None
     """Makes the ``SearchOptions`` of a searched player (None: ``EnginePlayer``'s
     evaluation preset); the benchmark passes the campaign's ``evaluation_search``."""
@@ -185,11 +191,13 @@ class FinalEvaluation:
 
 
 class _Bars:
-    """The overall bar (its total shrinks when a climb stops early) and one bar per match."""
+    """The overall bar (its total shrinks when a climb stops early) and one bar per match;
+    the climbs' threads share it."""
 
     def __init__(self, progress: Progress, total: int) -> None:
         self.progress = progress
         self.total = total
+        self._lock = threading.Lock()
         self.overall = progress.add_task("final evaluation", total=total)
 
     def match(self, label: str, games: int) -> tuple[Any, Callable[[Any], None]]:
@@ -205,8 +213,9 @@ class _Bars:
         return task, on_game
 
     def skip(self, games: int) -> None:
-        self.total -= games
-        self.progress.update(self.overall, total=self.total)
+        with self._lock:
+            self.total -= games
+            self.progress.update(self.overall, total=self.total)
 
 
 def final_evaluation(settings: FinalSettings, console: Console | None = None) -> FinalEvaluation:
@@ -234,46 +243,55 @@ def final_evaluation(settings: FinalSettings, console: Console | None = None) ->
     results: dict[str, dict[str, dict[str, Any]]] = {}
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                TimeRemainingColumn())
+    evaluators = {arm.name: load_evaluator(arm.artifact, threads=settings.threads) for arm in settings.arms}
+    climbs = [(arm, mode, visits) for arm in settings.arms for mode, visits in settings.modes()]
     with Progress(*columns, console=console) as progress:
-        bars = _Bars(progress, len(settings.arms) * len(settings.modes()) * len(order) * games)
-        for arm in settings.arms:
-            evaluator = load_evaluator(arm.artifact, threads=settings.threads)
-            results[arm.name] = {}
-            for mode, visits in settings.modes():
-                played: dict[str, Any] = {}
+        bars = _Bars(progress, len(climbs) * len(order) * games)
 
-                def play(opp: str, arm: Arm = arm, mode: str = mode, visits: int | None = visits,
-                         played: dict[str, Any] = played, evaluator: Any = evaluator) -> float:
-                    label = f"{arm.name} {mode} vs {opp}"
-                    task, on_game = bars.match(label, games)
-                    options = settings.search() if settings.search is not None and visits is not None else None
-                    model = EnginePlayer(evaluator, visits=visits, name=f"{arm.name}-{mode}",
-                                         slots=settings.concurrency, options=options)
-                    opponent = rung_player(table.rung(opp), seed=0, engines=2)
-                    began = time.monotonic()
-                    try:
-                        result = play_match(model, opponent, openings, max_plies=settings.max_plies,
-                                            concurrency=settings.concurrency, event=f"final: {label}",
-                                            on_game=on_game)
-                    finally:
-                        model.close()
-                        opponent.close()
-                    stem = f"{arm.name}_{mode}_vs_{opp}"
-                    (settings.games_dir / f"{stem}.pgn").write_text(result.pgn())
-                    (settings.games_dir / f"{stem}.json").write_text(json.dumps(result.to_dict(), indent=1))
-                    played[opp] = result
-                    line = summarize(result, opp, mode, visits, ratings[opp], settings.resamples,
-                                     time.monotonic() - began, arm.name)
-                    matches.append(line)
-                    progress.remove_task(task)
-                    progress.console.print(f"[green]done[/green] {label}: +{line.wins} ={line.draws} "
-                                           f"-{line.losses}  score {line.score:.3f} [{line.score_lo:.3f}, "
-                                           f"{line.score_hi:.3f}]  {line.seconds:.0f} s")
-                    return line.score
+        def climb_one(arm: Arm, mode: str, visits: int | None) -> dict[str, Any]:
+            played: dict[str, Any] = {}
 
-                climbed = climb(play, order, settings.rule)
-                bars.skip((len(order) - len(climbed)) * games)
-                results[arm.name][mode] = played
+            def play(opp: str) -> float:
+                label = f"{arm.name} {mode} vs {opp}"
+                task, on_game = bars.match(label, games)
+                options = settings.search() if settings.search is not None and visits is not None else None
+                model = EnginePlayer(evaluators[arm.name], visits=visits, name=f"{arm.name}-{mode}",
+                                     slots=settings.concurrency, options=options)
+                opponent = rung_player(table.rung(opp), seed=0, engines=2)
+                began = time.monotonic()
+                try:
+                    result = play_match(model, opponent, openings, max_plies=settings.max_plies,
+                                        concurrency=settings.concurrency, event=f"final: {label}",
+                                        on_game=on_game)
+                finally:
+                    model.close()
+                    opponent.close()
+                stem = f"{arm.name}_{mode}_vs_{opp}"
+                (settings.games_dir / f"{stem}.pgn").write_text(result.pgn())
+                (settings.games_dir / f"{stem}.json").write_text(json.dumps(result.to_dict(), indent=1))
+                played[opp] = result
+                line = summarize(result, opp, mode, visits, ratings[opp], settings.resamples,
+                                 time.monotonic() - began, arm.name)
+                matches.append(line)
+                progress.remove_task(task)
+                progress.console.print(f"[green]done[/green] {label}: +{line.wins} ={line.draws} "
+                                       f"-{line.losses}  score {line.score:.3f} [{line.score_lo:.3f}, "
+                                       f"{line.score_hi:.3f}]  {line.seconds:.0f} s")
+                return line.score
+
+            climbed = climb(play, order, settings.rule)
+            bars.skip((len(order) - len(climbed)) * games)
+            return played
+
+        # The climbs are independent and each match is deterministic on its own:
+        # side by side they change the wall time, never the games.
+        with ThreadPoolExecutor(max_workers=max(1, min(settings.workers, len(climbs)))) as pool:
+            done = list(pool.map(lambda c: climb_one(*c), climbs))
+    for (arm, mode, _), played in zip(climbs, done, strict=True):
+        results.setdefault(arm.name, {})[mode] = played
+    climb_index = {(arm.name, mode): k for k, (arm, mode, _) in enumerate(climbs)}
+    position = {name: k for k, name in enumerate(order)}
+    matches.sort(key=lambda m: (climb_index[(m.arm, m.mode)], position[m.opponent]))  # the serial order
     joint: dict[str, dict[str, dict[str, Any]]] = {}
     for arm_name, modes in results.items():
         joint[arm_name] = {}

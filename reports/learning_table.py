@@ -247,6 +247,22 @@ def host_speed_line(summary: dict[str, Any]) -> str:
     return line
 
 
+def stage_table(summary: dict[str, Any], generations: int) -> list[str]:
+    """Where the campaign's wall time went, per stage (``phaselog.stage_times``); a run that
+    predates the record gets a line saying so."""
+    stages = summary.get("stages")
+    if stages is None:
+        return ["The run predates the per-stage record (`phases.jsonl` in its campaign folder has it).", ""]
+    lines = ["| stage | spans | minutes | seconds per generation | share of the campaign |",
+             "|---|---:|---:|---:|---:|"]
+    for row in stages:
+        share = "inside another stage" if row.get("nested") else _percent(float(row["share"]))
+        per = float(row["seconds"]) / generations if generations else math.nan
+        lines.append(f"| {row['stage']} | {row['spans']} | {float(row['seconds']) / 60:.1f} | {_f(per, 1)} | "
+                     f"{share} |")
+    return [*lines, ""]
+
+
 def markdown(curve: Curve, summary: dict[str, Any], figure: str) -> str:
     machine = summary.get("machine", {})
     git = summary.get("git", {})
@@ -276,6 +292,12 @@ def markdown(curve: Curve, summary: dict[str, Any], figure: str) -> str:
         *targets_table(curve, summary),
         "",
         *progressive_lines(curve, summary),
+        "## Where the campaign's time went",
+        "",
+        "Wall time per stage from the campaign's phase log (finished spans; self-play is the wait for "
+        "the actors after training, the overlap actors play inside the train stage).",
+        "",
+        *stage_table(summary, len(curve.rows)),
         "## Learning curve",
         "",
         f"![learning curve]({figure})",

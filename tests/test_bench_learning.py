@@ -272,6 +272,18 @@ def test_host_speed_is_compared_and_shown_per_run(tmp_path: Path) -> None:
     assert cells == ["3.0 / 58", "2.0 / -"]
 
 
+def test_the_stage_table_shows_time_per_stage_and_old_runs_say_they_lack_it() -> None:
+    from learning_table import stage_table
+
+    assert "predates the per-stage record" in stage_table({}, 10)[0]
+    rows = [{"stage": "train quantum", "spans": 10, "seconds": 600.0, "share": 0.75, "nested": False},
+            {"stage": "snapshot", "spans": 1, "seconds": 6.0, "share": None, "nested": True},
+            {"stage": "evaluate", "spans": 10, "seconds": 200.0, "share": 0.25, "nested": False}]
+    table = stage_table({"stages": rows}, 10)
+    assert table[2] == "| train quantum | 10 | 10.0 | 60.0 | 75% |"
+    assert table[3] == "| snapshot | 1 | 0.1 | 0.6 | inside another stage |"
+
+
 def test_targets_are_not_measured_without_their_data() -> None:
     curve = curve_from_series(series(2, conversion=False))
     text = markdown(curve, summary([]), "learning.png")
@@ -325,6 +337,10 @@ def test_quick_learning_benchmark_end_to_end(tmp_path: Path) -> None:
         assert host[when]["size"] == "2x16"
     assert isinstance(host["changed"], bool)
     assert result["wall"]["campaign_s"] > 0 and result["wall"]["final_evaluation_s"] > 0
+    stages = {row["stage"]: row for row in result["stages"]}  # where the campaign's time went
+    assert {"bootstrap", "train quantum", "publish", "evaluate"} <= set(stages)
+    assert stages["train quantum"]["spans"] == result["generations"]
+    assert math.isclose(sum(r["share"] for r in result["stages"] if not r["nested"]), 1.0, abs_tol=1e-3)
     assert result["control_artifact"].endswith(f"runs/{name}/artifacts/initial/int8.onnx")
     assert result["recipe_diff"]["evaluate.openings"] == "1"  # the smoke preset against the cpu preset
     final = result["final_evaluation"]
@@ -354,6 +370,7 @@ def test_quick_learning_benchmark_end_to_end(tmp_path: Path) -> None:
     assert "## Targets" in text and "final minus control" in text and "## Policy-only play" in text
     assert "| control | random | policy | 2 |" in text
     assert "- host speed: before the campaign perft " in text
+    assert "## Where the campaign's time went" in text and "| train quantum | 1 |" in text
     games = root / "runs" / name / "evals" / "final-benchmark"
     assert len(list(games.glob("*.pgn"))) == len(final["matches"])
     assert (games / "control_searched_vs_random.pgn").is_file()

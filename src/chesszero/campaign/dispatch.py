@@ -3,8 +3,8 @@
 The durable campaign state says which phase comes next; ``drive`` runs it
 through two executors it is given: a ``StageRunner`` for the phase functions
 of ``runner`` (in this process, or as Prefect tasks by ``flow``) and an
-``ActorRunner`` for the self-play actor jobs (one after another here, mapped
-over the flow's task runner there). Progress goes to an ``Observer``
+``ActorRunner`` for the self-play actor jobs (threads of this process here,
+mapped over the flow's task runner there). Progress goes to an ``Observer``
 (``progress.Reporter`` draws it). Stopping (Ctrl-C, kill -9) anywhere and
 running the same command again resumes from the saved phase.
 """
@@ -14,10 +14,13 @@ from __future__ import annotations
 import enum
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass
+from functools import partial
 from typing import Protocol
 
 from chesszero.campaign import phaselog, runner
+from chesszero.campaign.actor_dispatch import DEFAULT_ATTEMPTS, run_actor_jobs
 from chesszero.campaign.context import Campaign
 from chesszero.campaign.selfplay_stage import ActorJob, run_actor_job
 from chesszero.campaign.state import CampaignState, Phase
@@ -151,14 +154,28 @@ def drive(campaign: Campaign, limits: Limits, stages: StageRunner, actors: Actor
     return state
 
 
-def run_actors_here(jobs: list[ActorJob], advance: Callable[[int], None]) -> None:
-    for job in jobs:
-        advance(sum(s.positions for s in run_actor_job(job)))
+def _actor_summaries(job: ActorJob) -> list[dict[str, object]]:
+    return [asdict(s) for s in run_actor_job(job)]
+
+
+def run_actors_here(jobs: list[ActorJob], advance: Callable[[int], None], *,
+                    attempts: int = DEFAULT_ATTEMPTS) -> None:
+    """The jobs in threads of this process, all at once (one per actor, as
+    the flow's thread runner maps them; the native search and the inference
+    runtime release the GIL), with the flow's bounded retries
+    (``actor_dispatch.run_actor_jobs``). Run one after another, the actors
+    of ``--no-prefect`` left every core but one idle while they played."""
+    if not jobs:
+        return
+    with ThreadPoolExecutor(max_workers=len(jobs), thread_name_prefix="actor") as pool:
+        run_actor_jobs(jobs, advance, submit=lambda job, _avoid: pool.submit(_actor_summaries, job),
+                       locate=lambda _future, _exc: "this process (thread)", attempts=attempts)
 
 
 def run_local(campaign: Campaign, limits: Limits = Limits(), observer: Observer | None = None) -> CampaignState:
     """The campaign in this process, without Prefect (``--no-prefect``)."""
-    return drive(campaign, limits, lambda stage, args: run_stage(campaign, stage, args), run_actors_here, observer)
+    return drive(campaign, limits, lambda stage, args: run_stage(campaign, stage, args),
+                 partial(run_actors_here, attempts=campaign.cfg.campaign.actor_attempts), observer)
 
 
 __all__ = ["ActorRunner", "Limits", "Metrics", "Observer", "Silent", "Stage", "StageArgs", "StageRunner", "drive", "run_local",

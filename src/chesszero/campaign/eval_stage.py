@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
     from chesszero.evaluate.elo import EloEstimate
     from chesszero.evaluate.joint_rating import JointRating
     from chesszero.evaluate.ladder import LadderTable
+    from chesszero.evaluate.match import MatchResult
     from chesszero.material import Conversion
 
 
@@ -51,6 +53,17 @@ def _ladder(campaign: Campaign) -> LadderTable:
 
 RATINGS = "ratings.json"
 """Per generation eval folder: ``{label: JointRating.to_dict()}`` of the rungs played."""
+
+
+def match_workers(setting: int, matches: int) -> int:
+    """Ladder matches played side by side (``evaluate.parallel_matches``):
+    the setting, or with 0 one per CPU this process may use; never more than
+    the matches, at least one."""
+    from chesszero.train.threads import usable_cpus
+
+    if setting < 0:
+        raise ValueError(f"evaluate.parallel_matches must be >= 0, got {setting}")
+    return max(1, min(setting or usable_cpus(), matches))
 
 
 def rate_model(campaign: Campaign, artifact: str, visits: int | None, out_dir: Path,
@@ -68,18 +81,23 @@ def rate_model(campaign: Campaign, artifact: str, visits: int | None, out_dir: P
     table = _ladder(campaign)
     openings = load_openings(campaign.root / "data" / "openings" / "openings.epd")[: ev.openings]
     session = load_evaluator(artifact, backend=campaign.cfg.inference.backend, plain_onnx=False)
-    results = {}
-    for rung_name in (ev.rungs if rungs is None else rungs):
-        rung = table.rung(rung_name)
+    names = list(ev.rungs if rungs is None else rungs)
+
+    def one(rung_name: str) -> MatchResult:
         model = EnginePlayer(session, visits=visits, name=f"model-{label}",
                              options=evaluation_search(campaign.cfg))
-        opponent = rung_player(rung, seed=0, engines=2)
+        opponent = rung_player(table.rung(rung_name), seed=0, engines=2)
         try:
-            result = play_match(model, opponent, openings, max_plies=ev.ply_cap, event=f"{label} vs {rung_name}")
+            return play_match(model, opponent, openings, max_plies=ev.ply_cap, event=f"{label} vs {rung_name}")
         finally:
             model.close()
             opponent.close()
-        results[rung_name] = result
+
+    # Each match is deterministic on its own, so playing them side by side
+    # changes their wall time, never their games.
+    with ThreadPoolExecutor(max_workers=match_workers(ev.parallel_matches, len(names))) as pool:
+        results = dict(zip(names, pool.map(one, names), strict=True))
+    for rung_name, result in results.items():
         out_dir.mkdir(parents=True, exist_ok=True)
         (out_dir / f"{label}_vs_{rung_name}.pgn").write_text(result.pgn())
         (out_dir / f"{label}_vs_{rung_name}.json").write_text(json.dumps(result.to_dict(), indent=1))

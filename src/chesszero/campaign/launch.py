@@ -11,6 +11,7 @@ from typing import Any
 
 from rich.console import Console
 
+from chesszero.campaign import phaselog
 from chesszero.campaign.context import Campaign
 
 
@@ -52,7 +53,10 @@ def run_campaign(*, preset: str, name: str | None = None, root: Path = Path(".")
 
 
 def campaign_status(*, preset: str, name: str | None = None, root: Path = Path(".")) -> dict[str, Any]:
+    """The campaign's state (generation, phase, active artifact, counters) and
+    its wall time per stage so far (``phaselog.stage_times``)."""
     campaign = Campaign.open(root.resolve(), name or f"{preset}-main", preset=preset)
     if not campaign.states.exists():
         raise ValueError(f"no campaign {campaign.name!r} under {campaign.paths.dir}")
-    return campaign.summary()
+    times = phaselog.stage_times(phaselog.read(campaign.paths.phase_log))
+    return {**campaign.summary(), "stages": [t.to_dict() for t in times]}

@@ -6,6 +6,12 @@ one when it ends (``{"t", "pid", "generation", "stage", "event"}``, event
 from the same process is where that process stopped (a crash, Ctrl-C or
 kill -9); ``chesszero campaign status`` users and the kill test read it to see
 where a campaign was. A line cut by a kill is skipped when reading.
+
+:func:`stage_times` sums the finished spans per stage: where a campaign's
+wall time went (``chesszero campaign status``, the learning benchmark's
+report). A span inside another of the same process (the replay snapshot
+inside materialisation) is counted as its own stage but not again in the
+total.
 """
 
 from __future__ import annotations
@@ -62,6 +68,54 @@ def read(path: Path) -> list[PhaseEvent]:
     return out
 
 
+@dataclass(frozen=True)
+class StageTime:
+    """The finished spans of one stage: count, seconds in all, and the share
+    of the campaign's total (top-level spans only; None for a nested stage)."""
+
+    stage: str
+    spans: int
+    seconds: float
+    share: float | None
+    nested: bool
+
+    def to_dict(self) -> dict[str, object]:
+        return {"stage": self.stage, "spans": self.spans, "seconds": round(self.seconds, 3),
+                "share": None if self.share is None else round(self.share, 4), "nested": self.nested}
+
+
+def stage_times(events: list[PhaseEvent], *, since_generation: int = 0) -> list[StageTime]:
+    """Per stage, the finished spans of generations >= `since_generation`, in
+    the order stages first started. Unfinished spans (a stopped process) are
+    left out; a stage whose every span lay inside another span is `nested`."""
+    open_: dict[tuple[int, int, str], list[tuple[float, int]]] = {}
+    depth: dict[int, int] = {}
+    seconds: dict[str, float] = {}
+    spans: dict[str, int] = {}
+    outer: dict[str, bool] = {}
+    order: dict[str, int] = {}
+    for e in events:
+        key = (e.pid, e.generation, e.stage)
+        if e.event == "start":
+            order.setdefault(e.stage, len(order))
+            open_.setdefault(key, []).append((e.t, depth.get(e.pid, 0)))
+            depth[e.pid] = depth.get(e.pid, 0) + 1
+            continue
+        if not open_.get(key):
+            continue
+        began, level = open_[key].pop()
+        depth[e.pid] = level
+        if e.generation < since_generation:
+            continue
+        seconds[e.stage] = seconds.get(e.stage, 0.0) + max(0.0, e.t - began)
+        spans[e.stage] = spans.get(e.stage, 0) + 1
+        outer[e.stage] = outer.get(e.stage, False) or level == 0
+    total = sum(t for stage, t in seconds.items() if outer[stage])
+    return [StageTime(stage, spans[stage], seconds[stage],
+                      (seconds[stage] / total if total > 0 else 0.0) if outer[stage] else None, not outer[stage])
+            for stage in sorted(seconds, key=order.__getitem__)]
+
+
 def open_stages(events: list[PhaseEvent], pid: int) -> list[PhaseEvent]:
     """Stages process `pid` started and did not end, outermost first."""
     stack: list[PhaseEvent] = []
@@ -78,4 +132,4 @@ def open_stages(events: list[PhaseEvent], pid: int) -> list[PhaseEvent]:
     return stack
 
 
-__all__ = ["PhaseEvent", "append", "open_stages", "read", "span"]
+__all__ = ["PhaseEvent", "StageTime", "append", "open_stages", "read", "span", "stage_times"]

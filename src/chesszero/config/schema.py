@@ -377,6 +377,10 @@ class EvaluateConfig(_Section):
         description="0: every evaluation plays every rung of `rungs`; k > 0: the k rungs of `rungs` nearest a "
         "0.5 score at the previous evaluation's joint rating for the same mode (the weakest k at first; "
         "chesszero.evaluate.rung_choice.nearest_rungs).")
+    parallel_matches: int = Field(
+        ge=0, le=256,
+        description="Ladder matches of one evaluation played side by side, each in its own thread "
+        "(0: one per CPU the process may use). A match's games do not depend on it, only its wall time.")
 
     @field_validator("rungs")
     @classmethod
