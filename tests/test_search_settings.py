@@ -58,7 +58,7 @@ def test_the_moves_left_utility_reaches_both_searches_and_publication() -> None:
 def test_eval_root_sets_evaluation_apart_from_self_play() -> None:
     from chesszero.search import RootRule
 
-    same = load_config(PARAMS, preset="cpu", overrides={"search.root": "gumbel"})
+    same = load_config(PARAMS, preset="cpu", overrides={"search.root": "gumbel", "search.eval_root": None})
     assert same.search.eval_root is None
     assert search_options(selfplay_search(same)).root == RootRule.GUMBEL
     assert evaluation_search(same).root == RootRule.GUMBEL

@@ -132,6 +132,7 @@ ADDED_KEYS: dict[str, Any] = {
     "publish.max_moves_left_mae": ANY,  # read only with search.moves_left.slope > 0
     "model.se_ratio": 0,
     "search.eval_root": None,
+    "evaluate.parallel_matches": ANY,  # how many matches run at once, not which games they play
 }
 """Recipe keys added after campaigns existed, with the value that reproduces
 what those campaigns did: a campaign started before a key existed resumes
