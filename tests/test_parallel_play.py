@@ -69,6 +69,35 @@ def test_a_local_actor_that_keeps_failing_stops_the_campaign_by_name(monkeypatch
     assert "cannot load its artifact" in str(err.value)
 
 
+def test_an_interrupted_wait_does_not_wait_for_the_actors_still_playing(monkeypatch: pytest.MonkeyPatch) -> None:
+    release = threading.Event()
+
+    def actor(job: ActorJob) -> list[FakeSummary]:
+        if job.actor == 1:
+            release.wait()  # still playing when the campaign is stopped
+        return [FakeSummary(job.positions)]
+
+    def interrupt(n: int) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(dispatch, "run_actor_job", actor)
+    outcome: list[BaseException] = []
+
+    def campaign() -> None:
+        try:
+            dispatch.run_actors_here(jobs(2), interrupt)
+        except BaseException as exc:  # noqa: BLE001 - recorded for the assertion
+            outcome.append(exc)
+
+    waiting = threading.Thread(target=campaign, daemon=True)
+    waiting.start()
+    waiting.join(timeout=60)
+    try:
+        assert not waiting.is_alive() and isinstance(outcome[0], KeyboardInterrupt)
+    finally:
+        release.set()
+
+
 def test_no_jobs_is_no_work() -> None:
     dispatch.run_actors_here([], lambda n: pytest.fail("nothing was played"))
 

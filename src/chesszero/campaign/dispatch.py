@@ -12,9 +12,10 @@ running the same command again resumes from the saved phase.
 from __future__ import annotations
 
 import enum
+import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import asdict, dataclass
 from functools import partial
 from typing import Protocol
@@ -154,8 +155,22 @@ def drive(campaign: Campaign, limits: Limits, stages: StageRunner, actors: Actor
     return state
 
 
-def _actor_summaries(job: ActorJob) -> list[dict[str, object]]:
-    return [asdict(s) for s in run_actor_job(job)]
+def _actor_thread(job: ActorJob, _avoid: object = None) -> Future[list[dict[str, object]]]:
+    """Plays `job` in a daemon thread of its own; its future holds the
+    summaries. Daemon: Ctrl-C ends the campaign at once instead of waiting
+    for the actors still playing (a stop anywhere is resumable)."""
+    future: Future[list[dict[str, object]]] = Future()
+
+    def play() -> None:
+        if not future.set_running_or_notify_cancel():
+            return
+        try:
+            future.set_result([asdict(s) for s in run_actor_job(job)])
+        except BaseException as exc:  # noqa: BLE001 - handed to the waiting loop
+            future.set_exception(exc)
+
+    threading.Thread(target=play, name=f"actor-{job.actor}", daemon=True).start()
+    return future
 
 
 def run_actors_here(jobs: list[ActorJob], advance: Callable[[int], None], *,
@@ -165,11 +180,8 @@ def run_actors_here(jobs: list[ActorJob], advance: Callable[[int], None], *,
     runtime release the GIL), with the flow's bounded retries
     (``actor_dispatch.run_actor_jobs``). Run one after another, the actors
     of ``--no-prefect`` left every core but one idle while they played."""
-    if not jobs:
-        return
-    with ThreadPoolExecutor(max_workers=len(jobs), thread_name_prefix="actor") as pool:
-        run_actor_jobs(jobs, advance, submit=lambda job, _avoid: pool.submit(_actor_summaries, job),
-                       locate=lambda _future, _exc: "this process (thread)", attempts=attempts)
+    run_actor_jobs(jobs, advance, submit=_actor_thread, locate=lambda _future, _exc: "this process (thread)",
+                   attempts=attempts)
 
 
 def run_local(campaign: Campaign, limits: Limits = Limits(), observer: Observer | None = None) -> CampaignState:
