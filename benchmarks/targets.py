@@ -168,6 +168,9 @@ _ALL = (
            "at least 1.1x torch's default"),
     Target("overlap-actors-threads", ">=", 0.95, RATIO,
            "issue 22: the overlap actors no slower (0.95x) beside the trainer at the campaign's threads"),
+    Target("eval-parallel-matches", ">=", 1.4, RATIO,
+           "issue 22: strength per CPU-hour; an evaluation's ladder matches side by side at least 1.4x "
+           "one at a time (2+ usable CPUs)"),
     Target("learning-gain-searched", ">=", 800.0, "Elo",
            "issue 22: searched joint rating at least 800 above the untrained network's, 2 h from random weights"),
     Target("learning-gain-policy", ">=", 400.0, "Elo",

@@ -196,3 +196,34 @@ def test_overlap_benchmark_refuses_bad_arguments_by_name(argv: list[str], messag
                           capture_output=True, text=True, timeout=120)
     assert done.returncode != 0 and message in done.stderr, done.stderr[-2000:]
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_eval_benchmark_times_the_same_matches_one_at_a_time_and_side_by_side(tmp_path: Path) -> None:
+    """`bench_eval.py --quick`: the cpu preset's first evaluation rungs, played by the
+    campaign's own rate_model with parallel_matches 1 and the preset's setting; the
+    ratio between two rows of the same run. Timings are not checked."""
+    target = tmp_path / "eval.json"
+    done = subprocess.run([sys.executable, str(REPO / "benchmarks" / "bench_eval.py"), "--json", str(target),
+                           "--quick"], cwd=REPO, capture_output=True, text=True, timeout=280)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    result = json.loads(target.read_text())
+    assert result["preset"] == "cpu" and result["openings"] == 1 and result["visits"] == 8
+    assert result["rungs"] == ["random", "greedy-r50"] and set(result["scores"]) == set(result["rungs"])
+    serial, side = result["rows"]
+    assert serial["ratio"] is None and serial["rate"] > 0 and side["rate"] > 0
+    assert side["ratio"] == pytest.approx(side["rate"] / serial["rate"])
+    assert side["target"]["name"] == "eval-parallel-matches" and isinstance(side["met"], bool)
+    assert f"({result['workers']} at once)" in side["name"]
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--openings", "0"], "--openings and --visits must be >= 1"),
+    (["--preset", "nope"], "unknown preset 'nope'"),
+])
+def test_eval_benchmark_refuses_bad_arguments_by_name(argv: list[str], message: str) -> None:
+    done = subprocess.run([sys.executable, str(REPO / "benchmarks" / "bench_eval.py"), *argv], cwd=REPO,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0 and message in done.stderr, done.stderr[-2000:]
+    assert "Traceback" not in done.stderr
