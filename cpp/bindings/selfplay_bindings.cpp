@@ -41,7 +41,8 @@ void bind_selfplay(py::module_& m) {
   py::enum_<StartKind>(m, "StartKind", "How a self-play game started.")
       .value("RANDOM", StartKind::RANDOM)
       .value("RESTART", StartKind::RESTART)
-      .value("ODDS", StartKind::ODDS);
+      .value("ODDS", StartKind::ODDS)
+      .value("RANDOM_OPPONENT", StartKind::RANDOM_OPPONENT);
   m.def(
       "odds_fen",
       [](const std::string& fen, int min_pawns, int max_pawns, uint64_t seed) {
@@ -71,6 +72,10 @@ void bind_selfplay(py::module_& m) {
       .field("odds_fraction", &ActorOptions::odds_fraction, "share of other starts from material-odds positions")
       .field("odds_min_material", &ActorOptions::odds_min_material, "fewest pawns an odds start takes")
       .field("odds_max_material", &ActorOptions::odds_max_material, "most pawns an odds start takes")
+      .field("random_opponent_fraction", &ActorOptions::random_opponent_fraction,
+             "share of other starts played against a uniformly random mover")
+      .field("random_opponent_min_lead", &ActorOptions::random_opponent_min_lead,
+             "material lead (pawns) from which the searching side's moves are recorded")
       .field("full_search_fraction", &ActorOptions::full_search_fraction, "playout-cap randomisation: share of full (recorded) searches")
       .field("fast_visits", &ActorOptions::fast_visits, "visits of a fast (unrecorded) search")
       .field("continuation_fraction", &ActorOptions::continuation_fraction, "share of never-resigning games")

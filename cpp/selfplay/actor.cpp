@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cassert>
 
+#include "selfplay/odds.h"
+
 namespace cz {
 
 Actor::Actor(const ActorOptions& options)
@@ -64,7 +66,29 @@ std::string Actor::submit(const float* logits, const float* wdl, const float* mo
   return {};
 }
 
+bool Actor::play_random_turns(Slot& s) {
+  while (s.random_side >= 0 && int(s.game.position().side_to_move()) == s.random_side &&
+         s.game.ply() < limits_.ply_cap) {
+    MoveList list;
+    s.game.position().legal_moves(list);
+    // the game is not over (checked after every move): a legal move exists
+    if (!play_move(s, list.moves[rng_.below(uint32_t(list.size))])) return false;
+  }
+  return true;
+}
+
+bool Actor::play_move(Slot& s, Move m) {
+  s.log.moves.push_back(s.game.position().uci(m));
+  s.game.play(m);
+  s.tree.advance(m, scratch_);
+  const GameStatus st = s.game.status();
+  if (!st.is_over()) return true;
+  end_game(s, st.termination, st.result);
+  return false;
+}
+
 void Actor::begin_search(Slot& s) {
+  if (!play_random_turns(s)) return;
   const int ply = s.game.ply();
   s.cap_search = ply >= limits_.ply_cap;
   s.tail_search = !s.cap_search && limits_.tail_from_ply >= 0 && ply >= limits_.tail_from_ply;
@@ -74,6 +98,12 @@ void Actor::begin_search(Slot& s) {
   // random choices are unchanged without it.
   s.fast_search = !s.cap_search && !s.tail_search && opt_.full_search_fraction < 1.0f &&
                   !rng_.bernoulli(opt_.full_search_fraction);
+  if (s.random_side >= 0 && opt_.random_opponent_min_lead > 0 && !s.cap_search && !s.fast_search) {
+    // against the random mover: rows once ahead by the gate
+    const Position& pos = s.game.position();
+    const Color us = pos.side_to_move();
+    s.fast_search = material_pawns(pos, us) - material_pawns(pos, ~us) < opt_.random_opponent_min_lead;
+  }
   const int visits = s.tail_search ? cheap : s.fast_search ? std::min(opt_.fast_visits, limits_.visits) : limits_.visits;
   s.tree.begin_search(visits, /*noise=*/!s.fast_search);
 }
@@ -128,21 +158,14 @@ void Actor::finish_search(Slot& s) {
     return;
   }
   const float t = limits_.resign_threshold;
-  if (!s.fast_search && !s.log.continuation && !std::isnan(t) && sum.value <= t && sum.best_q <= t) {
+  if (!s.fast_search && !s.log.continuation && s.random_side < 0 && !std::isnan(t) && sum.value <= t &&
+      sum.best_q <= t) {
     const Color loser = s.game.position().side_to_move();
     s.log.resigned_by = int(loser);
     end_game(s, Termination::RESIGNATION, loser == WHITE ? GameResult::BLACK_WINS : GameResult::WHITE_WINS);
     return;
   }
-  const Move m = s.tree.choose_move(opt_.choice, s.game.ply(), kids_);
-  s.log.moves.push_back(s.game.position().uci(m));
-  s.game.play(m);
-  s.tree.advance(m, scratch_);
-  const GameStatus st = s.game.status();
-  if (st.is_over()) {
-    end_game(s, st.termination, st.result);
-    return;
-  }
+  if (!play_move(s, s.tree.choose_move(opt_.choice, s.game.ply(), kids_))) return;
   // (after a fast search, whose root value is not recorded, the cap search runs instead)
   if (limits_.cap_from_preceding && !s.fast_search && s.game.ply() >= limits_.ply_cap) {
     s.log.cap_value = -std::clamp(sum.value, -1.0f, 1.0f);  // the cut's side to move

@@ -12,7 +12,9 @@
 // (the restart archive lives in Python and feeds that queue); else, with
 // probability odds_fraction, a material-odds start (a random opening, then
 // material taken from one side: selfplay/odds.h); else a random opening of
-// 0..8 uniformly random plies. Prefix plies are not searched. Each
+// 0..8 uniformly random plies, or with probability random_opponent_fraction
+// such an opening played on against a uniformly random mover (options.h).
+// Prefix plies are not searched. Each
 // searched position is recorded; the move is sampled by temperature; the
 // chosen subtree is kept. A non-continuation game resigns when root value
 // and best child Q are both <= the threshold. A game reaching the ply cap gets
@@ -112,6 +114,7 @@ class Actor {
     bool cap_search = false;
     bool tail_search = false;
     bool fast_search = false;  // playout-cap randomisation: played, not recorded
+    int random_side = -1;      // Color of the random mover (StartKind::RANDOM_OPPONENT), else -1
     std::chrono::steady_clock::time_point started;
   };
 
@@ -120,6 +123,10 @@ class Actor {
   void random_opening(Slot& s);
   void odds_opening(Slot& s);  // a random opening when 16 draws found no odds position
   void begin_search(Slot& s);
+  // The random mover's turns (before the ply cap); false when they ended the game.
+  bool play_random_turns(Slot& s);
+  // Plays `m` in the game, its log and its tree; false when it ended the game.
+  bool play_move(Slot& s, Move m);
   void finish_search(Slot& s);
   void record_search(Slot& s, const RootSummary& sum);
   void end_game(Slot& s, Termination ending, GameResult result);

@@ -21,6 +21,10 @@ std::string ActorOptions::validate() const {
   if (!(odds_fraction >= 0 && odds_fraction <= 1)) return "odds_fraction must be in [0, 1]";
   if (odds_min_material < 1 || odds_max_material > 39 || odds_min_material > odds_max_material)
     return "odds material (pawns) must satisfy 1 <= min <= max <= 39";
+  if (!(random_opponent_fraction >= 0 && random_opponent_fraction <= 1))
+    return "random_opponent_fraction must be in [0, 1]";
+  if (random_opponent_min_lead < 0 || random_opponent_min_lead > 39)
+    return "random_opponent_min_lead must be in 0..39 pawns";
   if (policy_entries < 1 || policy_entries > 218) return "policy_entries must be in 1..218";
   if (!(full_search_fraction > 0 && full_search_fraction <= 1)) return "full_search_fraction must be in (0, 1]";
   if (fast_visits < 1 || fast_visits > 1000000) return "fast_visits must be in 1..1000000";
@@ -62,6 +66,11 @@ void Actor::start_from(Slot& s, StartSpec& spec) {
   s.log.start = spec.start;
   s.log.continuation = spec.continuation >= 0 ? spec.continuation == 1
                                               : rng_.bernoulli(opt_.continuation_fraction);
+  if (spec.start == StartKind::RANDOM_OPPONENT) {  // the searching side moves first after the prefix
+    const Color first = spec.prefix_len % 2 == 0 ? start.side_to_move() : ~start.side_to_move();
+    s.random_side = int(~first);
+    s.log.continuation = false;
+  }
 }
 
 void Actor::random_opening(Slot& s) {
@@ -106,6 +115,7 @@ void Actor::odds_opening(Slot& s) {
 
 void Actor::start_game(Slot& s) {
   s.log = GameLog{};
+  s.random_side = -1;
   if (!resumes_.empty()) {
     start_from(s, resumes_.front());
     resumes_.pop_front();
@@ -114,6 +124,11 @@ void Actor::start_game(Slot& s) {
     restarts_.pop_front();
   } else if (opt_.odds_fraction > 0 && rng_.bernoulli(opt_.odds_fraction)) {  // 0 draws nothing
     odds_opening(s);
+  } else if (opt_.random_opponent_fraction > 0 && rng_.bernoulli(opt_.random_opponent_fraction)) {
+    random_opening(s);
+    s.log.start = StartKind::RANDOM_OPPONENT;
+    s.log.continuation = false;  // never resigns, no calibration evidence
+    s.random_side = int(~s.game.position().side_to_move());
   } else {
     random_opening(s);
   }

@@ -17,6 +17,10 @@ enum class StartKind : int {
   RANDOM = 0,   // after uniformly random opening plies
   RESTART = 1,  // from the restart queue (the archive in Python)
   ODDS = 2,     // from a material-odds position (ActorOptions::odds_fraction)
+  // After a random opening, against a uniformly random mover (ActorOptions::
+  // random_opponent_fraction): the side to move after the prefix searches,
+  // the other side plays random legal moves, unsearched and unrecorded.
+  RANDOM_OPPONENT = 3,
 };
 
 struct GameLog {

@@ -19,6 +19,11 @@ int odds_piece_value(char piece) {
   }
 }
 
+int material_pawns(const Position& pos, Color c) {
+  return popcount(pos.pieces(c, PAWN)) + 3 * popcount(pos.pieces(c, KNIGHT)) + 3 * popcount(pos.pieces(c, BISHOP)) +
+         5 * popcount(pos.pieces(c, ROOK)) + 9 * popcount(pos.pieces(c, QUEEN));
+}
+
 namespace {
 
 // Squares a8..h8, a7..h7, ..., a1..h1 (FEN order); '.' is empty.

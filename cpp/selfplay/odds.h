@@ -19,6 +19,9 @@ int odds_piece_value(char piece);
 // rook dropped, no en-passant square, halfmove clock 0. Empty when less than
 // min_pawns could be taken. The FEN is not checked for legality (a removed
 // blocker can leave the side not to move in check): parse it to know.
+// Material of side `c` in pawns (P 1, N 3, B 3, R 5, Q 9; the king 0).
+int material_pawns(const Position& pos, Color c);
+
 std::string odds_fen(const Position& pos, int min_pawns, int max_pawns, Rng& rng);
 
 }  // namespace cz

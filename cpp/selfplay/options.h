@@ -35,6 +35,19 @@ struct ActorOptions {
   float odds_fraction = 0.0f;
   int odds_min_material = 3;
   int odds_max_material = 39;
+  // Share of the games started neither from the queues nor from odds that are
+  // played against a uniformly random mover (this project's addition: the
+  // lopsided positions where the raw policy stalemates instead of mating,
+  // which self-play between equals rarely reaches). After the random
+  // opening, the side to move searches every move; the other side plays a
+  // uniformly random legal move (no search, no row). The searching side's
+  // moves are fast searches (fast_visits, no noise, no row) until it leads by
+  // random_opponent_min_lead pawns of material (P 1, N 3, B 3, R 5, Q 9), then
+  // full recorded searches (min_lead 0: every move); such a game never
+  // resigns and is not calibration evidence. A random-mover turn at the ply
+  // cap gets the cap search. random_opponent_fraction 0: off.
+  float random_opponent_fraction = 0.0f;
+  int random_opponent_min_lead = 5;
   // Playout-cap randomisation (KataGo): each move gets the full search with
   // probability full_search_fraction and is recorded (a training row);
   // otherwise a fast search of min(fast_visits, visits) visits without root

@@ -133,6 +133,8 @@ ADDED_KEYS: dict[str, Any] = {
     "model.se_ratio": 0,
     "search.eval_root": None,
     "evaluate.parallel_matches": ANY,  # how many matches run at once, not which games they play
+    "selfplay.random_opponent_fraction": 0.0,
+    "selfplay.random_opponent_min_lead": ANY,  # read only with random_opponent_fraction > 0
 }
 """Recipe keys added after campaigns existed, with the value that reproduces
 what those campaigns did: a campaign started before a key existed resumes

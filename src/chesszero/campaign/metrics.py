@@ -46,6 +46,11 @@ SELFPLAY_ODDS_GAMES = "selfplay/odds_games"
 terminations, non-decisive rate and conversion above count natural games only."""
 SELFPLAY_ODDS_NON_DECISIVE = "selfplay/odds_non_decisive_rate"
 SELFPLAY_ODDS_CONVERSION = "selfplay/odds_conversion"
+SELFPLAY_RANDOM_OPPONENT_GAMES = "selfplay/random_opponent_games"
+"""Games against a uniformly random mover (``selfplay.random_opponent_fraction``),
+counted apart like the odds games; their non-decisive rate and conversion below."""
+SELFPLAY_RANDOM_OPPONENT_NON_DECISIVE = "selfplay/random_opponent_non_decisive_rate"
+SELFPLAY_RANDOM_OPPONENT_CONVERSION = "selfplay/random_opponent_conversion"
 SELFPLAY_CONVERSION_WON = "selfplay/conversion_converted"
 SELFPLAY_CAPPED_SHARE = "selfplay/capped_share"
 """Late-game target diagnostics (paper 6.1, ``selfplay.cap_diagnostics``): games

@@ -189,6 +189,11 @@ def finish_selfplay(campaign: Campaign, started: float) -> dict[str, float]:
             run.metrics[M.SELFPLAY_ODDS_NON_DECISIVE] = agg["odds_non_decisive_rate"]
             if "odds_conversion" in agg:
                 run.metrics[M.SELFPLAY_ODDS_CONVERSION] = agg["odds_conversion"]
+        if agg.get("random_opponent_games"):  # so are the games against a random mover
+            run.metrics[M.SELFPLAY_RANDOM_OPPONENT_GAMES] = agg["random_opponent_games"]
+            run.metrics[M.SELFPLAY_RANDOM_OPPONENT_NON_DECISIVE] = agg["random_opponent_non_decisive_rate"]
+            if "random_opponent_conversion" in agg:
+                run.metrics[M.SELFPLAY_RANDOM_OPPONENT_CONVERSION] = agg["random_opponent_conversion"]
         run.metrics.update(cap_metrics(shards))
     return run.metrics
 

@@ -70,6 +70,10 @@ class ActorSummary:
     odds_decisive: int = 0
     odds_conversion_opportunities: int = 0
     odds_conversion_converted: int = 0
+    random_opponent_games: int = 0  # games against a random mover (counted apart like odds games)
+    random_opponent_decisive: int = 0
+    random_opponent_conversion_opportunities: int = 0
+    random_opponent_conversion_converted: int = 0
     fast_searches: int = 0  # of searches, fast ones (playout-cap randomisation: not recorded)
     job_id: str = ""  # the ActorJob it belongs to
     attempt: str = ""  # the attempt that wrote it (attempts.Attempt)
@@ -99,6 +103,8 @@ def actor_settings(cfg: Config, *, actor: int, seed: int, archive_path: Path) ->
         restart_fraction=sp.restart_fraction,
         odds_fraction=sp.odds_fraction,
         odds_material=(sp.odds_min_material, sp.odds_max_material),
+        random_opponent_fraction=sp.random_opponent_fraction,
+        random_opponent_min_lead=sp.random_opponent_min_lead,
         continuation_fraction=sp.continuation_fraction,
         full_search_fraction=sp.full_search_fraction,
         fast_visits=sp.fast_visits,
@@ -230,6 +236,10 @@ def run_actor_job(job: ActorJob, *, stop: threading.Event | None = None,
                 odds_games=report.odds.games, odds_decisive=report.odds.decisive,
                 odds_conversion_opportunities=report.odds.conversion.opportunities,
                 odds_conversion_converted=report.odds.conversion.converted,
+                random_opponent_games=report.random_opponent.games,
+                random_opponent_decisive=report.random_opponent.decisive,
+                random_opponent_conversion_opportunities=report.random_opponent.conversion.opportunities,
+                random_opponent_conversion_converted=report.random_opponent.conversion.converted,
                 fast_searches=report.fast_searches, job_id=job.job_id, attempt=attempt.attempt,
                 worker=attempt.worker)
             A.check_lease(paths, attempt)
@@ -268,7 +278,8 @@ def aggregate(summaries: list[ActorSummary]) -> dict[str, float]:
     """Generation totals: games, positions, searches/s, terminations and the
     conversion counts (``conversion``, their ratio, only when there was a chance)
     of natural games; the material-odds games' count, non-decisive rate and
-    conversion apart (``odds_*``, rates only when there were such games)."""
+    conversion apart (``odds_*``, rates only when there were such games), and
+    so the games against a random mover (``random_opponent_*``)."""
     games = sum(s.games for s in summaries)
     per_actor: dict[tuple[int, str], list[float]] = {}
     for s in summaries:  # calls of one actor run one after another; actors run side by side
@@ -282,7 +293,7 @@ def aggregate(summaries: list[ActorSummary]) -> dict[str, float]:
         for k, v in s.terminations.items():
             terms[k] = terms.get(k, 0) + v
     decisive = sum(terms.get(k, 0) for k in ("checkmate", "resignation"))
-    natural = sum(terms.values())  # the terminations count natural games only (odds games apart)
+    natural = sum(terms.values())  # the terminations count natural games only (curriculum games apart)
     chances = sum(s.conversion_opportunities for s in summaries)
     converted = sum(s.conversion_converted for s in summaries)
     conversion = {"conversion": converted / chances} if chances else {}
@@ -294,6 +305,14 @@ def aggregate(summaries: list[ActorSummary]) -> dict[str, float]:
         odds["odds_non_decisive_rate"] = 1.0 - sum(s.odds_decisive for s in summaries) / odds_games
     if odds_chances:
         odds["odds_conversion"] = odds_converted / odds_chances
+    sparring_games = sum(s.random_opponent_games for s in summaries)
+    sparring_chances = sum(s.random_opponent_conversion_opportunities for s in summaries)
+    sparring_converted = sum(s.random_opponent_conversion_converted for s in summaries)
+    if sparring_games:
+        odds["random_opponent_non_decisive_rate"] = (
+            1.0 - sum(s.random_opponent_decisive for s in summaries) / sparring_games)
+    if sparring_chances:
+        odds["random_opponent_conversion"] = sparring_converted / sparring_chances
     searches = sum(s.searches for s in summaries)
     return {"games": games, "positions": sum(s.positions for s in summaries),
             "searches_per_s": rate,
@@ -302,5 +321,6 @@ def aggregate(summaries: list[ActorSummary]) -> dict[str, float]:
             **{f"term_{k}": v for k, v in terms.items()},
             "conversion_opportunities": chances, "conversion_converted": converted, **conversion,
             "odds_games": odds_games, "odds_conversion_opportunities": odds_chances,
-            "odds_conversion_converted": odds_converted, **odds,
+            "odds_conversion_converted": odds_converted,
+            "random_opponent_games": sparring_games, **odds,
             "wall_s": seconds, "stamp": time.time()}

@@ -156,6 +156,10 @@ def _selfplay(args: argparse.Namespace) -> int:
                  "conversion": {"opportunities": report.odds.conversion.opportunities,
                                 "converted": report.odds.conversion.converted,
                                 "rate": report.odds.conversion.rate}},
+        "random_opponent": {"games": report.random_opponent.games, "decisive": report.random_opponent.decisive,
+                            "conversion": {"opportunities": report.random_opponent.conversion.opportunities,
+                                           "converted": report.random_opponent.conversion.converted,
+                                           "rate": report.random_opponent.conversion.rate}},
         "searches_per_s": report.searches_per_second,
         "seconds": report.seconds,
     }, indent=2))

@@ -250,6 +250,16 @@ class SelfplayConfig(_Section):
         "pieces taken from one side (a curriculum of lopsided, decisive games; not in the paper; 0: off).")
     odds_min_material: int = Field(ge=1, le=39, description="Fewest pawns an odds start takes (P1 N3 B3 R5 Q9).")
     odds_max_material: int = Field(ge=1, le=39, description="Most pawns an odds start takes.")
+    random_opponent_fraction: Fraction = Field(
+        default=0.0,
+        description="Share of the games started neither from the archive nor from odds that are played "
+        "against a uniformly random mover: after the random opening the side to move searches, the other "
+        "plays random legal moves (no search, no row); lopsided positions where the raw policy must mate. "
+        "Not in the paper; 0: off.")
+    random_opponent_min_lead: int = Field(
+        default=5, ge=0, le=39,
+        description="Against the random mover, the searching side's moves are fast searches (no row) "
+        "until it leads by this many pawns of material, then full recorded searches (0: every move).")
     continuation_fraction: Fraction = Field(description="Share of games that never resign.")
     full_search_fraction: float = Field(
         gt=0.0, le=1.0,

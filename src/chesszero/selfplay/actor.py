@@ -20,8 +20,10 @@ or recorded (searched) positions is met, then:
   conversion count (leads of 5+ pawns, and how many were won) and the
   late-game target counts (``cap_diagnostics``: capped games, rows on a cut
   target, plies without a training row; paper 6.1). The first three count
-  natural play only: material-odds games (``odds_fraction``, lopsided by
-  construction) are counted apart in ``ShardReport.odds``.
+  natural play only: material-odds games (``odds_fraction``) and games
+  against a random mover (``random_opponent_fraction``), lopsided by
+  construction, are counted apart in ``ShardReport.odds`` and
+  ``ShardReport.random_opponent``.
 
 ``late_tail=LateTail(...)`` restores the paper's earlier (affected) design
 for the call (6.1; off by default): cheap searches from a game ply on,
@@ -53,7 +55,7 @@ from chesszero.selfplay.logs import (
     log_to_record,
     termination_histogram,
 )
-from chesszero.selfplay.records import GameRecord, write_shard
+from chesszero.selfplay.records import CURRICULUM_STARTS, GameRecord, write_shard
 from chesszero.selfplay.resign import ResignProbe
 
 
@@ -76,6 +78,8 @@ class ActorSettings:
     restart_fraction: float = 0.5
     odds_fraction: float = 0.0  # share of the other starts from material-odds positions (0: off)
     odds_material: tuple[int, int] = (3, 39)  # pawns taken from one side, uniform in [min, max]
+    random_opponent_fraction: float = 0.0  # share of the other starts played against a random mover (0: off)
+    random_opponent_min_lead: int = 5  # pawns ahead from which the searching side's moves are recorded
     continuation_fraction: float = 0.2
     full_search_fraction: float = 1.0  # playout-cap randomisation: share of full, recorded searches (1: off)
     fast_visits: int = 8  # visits of a fast, unrecorded search
@@ -106,6 +110,8 @@ class ActorSettings:
             odds_fraction=self.odds_fraction,
             odds_min_material=self.odds_material[0],
             odds_max_material=self.odds_material[1],
+            random_opponent_fraction=self.random_opponent_fraction,
+            random_opponent_min_lead=self.random_opponent_min_lead,
             continuation_fraction=self.continuation_fraction,
             full_search_fraction=self.full_search_fraction,
             fast_visits=self.fast_visits,
@@ -139,8 +145,9 @@ class LateTail:
 
 @dataclass(frozen=True)
 class OddsCounts:
-    """The material-odds games of a call: how many, how many ended decisively,
-    and their conversion count (the side given the material leads from the start)."""
+    """The curriculum games of one kind in a call (material-odds starts, or
+    games against a random mover): how many, how many ended decisively, and
+    their conversion count (leads of 5+ pawns, and how many were won)."""
 
     games: int = 0
     decisive: int = 0
@@ -155,7 +162,7 @@ class ShardReport:
     records: list[GameRecord]
     unfinished: list[PendingGame]
     positions: int  # replay rows of the finished games (searched positions, tail searches excluded)
-    terminations: dict[str, int]  # natural games (odds games apart, in ``odds``)
+    terminations: dict[str, int]  # natural games (curriculum games apart: ``odds``, ``random_opponent``)
     non_decisive_rate: float  # share of finished natural games without a decisive result
     seconds: float
     searches: int  # searches finished during the call (all games)
@@ -163,6 +170,7 @@ class ShardReport:
     batches: int
     conversion: Conversion = field(default_factory=Conversion)  # ``logs.conversion_counts``, natural games
     odds: OddsCounts = field(default_factory=OddsCounts)
+    random_opponent: OddsCounts = field(default_factory=OddsCounts)  # games against a random mover
     diagnostics: CapDiagnostics = field(default_factory=CapDiagnostics)  # ``cap_diagnostics``
     fast_searches: int = 0  # of ``searches``, fast ones (playout-cap randomisation: played, not recorded)
 
@@ -298,8 +306,9 @@ class SelfPlayActor:
         elapsed = time.perf_counter() - start
         after = actor.counters()
         path = write_shard(records, shard_path) if shard_path is not None and records else None
-        natural = [r for r in records if r.start_type != "odds"]
+        natural = [r for r in records if r.start_type not in CURRICULUM_STARTS]
         odds = [r for r in records if r.start_type == "odds"]
+        sparring = [r for r in records if r.start_type == "random_opponent"]
         decisive = sum(r.is_decisive for r in natural)
         return ShardReport(
             path=path,
@@ -314,6 +323,8 @@ class SelfPlayActor:
             batches=after["batches"] - before["batches"],
             conversion=conversion_counts(natural),
             odds=OddsCounts(len(odds), sum(r.is_decisive for r in odds), conversion_counts(odds)),
+            random_opponent=OddsCounts(len(sparring), sum(r.is_decisive for r in sparring),
+                                       conversion_counts(sparring)),
             diagnostics=cap_diagnostics(records),
             fast_searches=after["fast_searches"] - before["fast_searches"],
         )

@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from chesszero import core
-from chesszero.selfplay.records import GameRecord
+from chesszero.selfplay.records import CURRICULUM_STARTS, GameRecord
 
 
 @dataclass(frozen=True)
@@ -145,8 +145,9 @@ class RestartArchive:
 
     def add_game(self, record: GameRecord, generation: int) -> int:
         """Archives the eligible positions of a finished game; returns how many.
-        Material-odds games give none: restarts stay in positions of natural play."""
-        if record.start_type == "odds":
+        Curriculum games (material odds, a random mover) give none: restarts
+        stay in positions of natural play."""
+        if record.start_type in CURRICULUM_STARTS:
             return 0
         s = self.settings
         game = core.Game(record.start_fen)

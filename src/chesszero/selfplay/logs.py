@@ -18,7 +18,8 @@ from chesszero.selfplay.records import GameRecord, SearchedPly
 TERMINATION_NAMES: dict[int, str] = core.TERMINATION_NAMES  # GameLog.ending -> name
 RESULT_NAMES: dict[int, str] = core.RESULT_TEXT  # GameLog.result -> PGN result
 START_NAMES: dict[_core.StartKind, str] = {_core.StartKind.RANDOM: "random", _core.StartKind.RESTART: "restart",
-                                           _core.StartKind.ODDS: "odds"}  # GameLog.start -> record start_type
+                                           _core.StartKind.ODDS: "odds",
+                                           _core.StartKind.RANDOM_OPPONENT: "random_opponent"}  # -> start_type
 START_KINDS: dict[str, _core.StartKind] = {v: k for k, v in START_NAMES.items()}
 
 

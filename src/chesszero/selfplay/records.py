@@ -56,7 +56,7 @@ from chesszero.core import NUM_ACTIONS, RESULT_TEXT, TERMINATION_NAMES
 
 MAX_POLICY_ENTRIES = 60
 
-StartType = Literal["random", "restart", "odds"]
+StartType = Literal["random", "restart", "odds", "random_opponent"]
 ResultText = Literal["1-0", "0-1", "1/2-1/2"]
 TerminationText = Literal[
     "checkmate",
@@ -69,7 +69,10 @@ TerminationText = Literal[
 ]
 Colour = Literal["white", "black"]
 
-START_TYPES: tuple[str, ...] = ("random", "restart", "odds")  # odds: a material-odds start (no prefix)
+# odds: a material-odds start (no prefix); random_opponent: a random opening
+# played on against a uniformly random mover (only the searching side has rows)
+START_TYPES: tuple[str, ...] = ("random", "restart", "odds", "random_opponent")
+CURRICULUM_STARTS: tuple[str, ...] = ("odds", "random_opponent")  # lopsided by construction: counted apart
 RESULTS: tuple[str, ...] = tuple(RESULT_TEXT.values())  # the core's codes, in order
 TERMINATIONS: tuple[str, ...] = tuple(TERMINATION_NAMES.values())
 DECISIVE_TERMINATIONS: tuple[str, ...] = ("checkmate", "resignation")
