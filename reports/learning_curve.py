@@ -49,10 +49,10 @@ FIXED = (
 )
 """Metrics kept for every generation, in column order."""
 
-PREFIXES = ("score/", "material/", "elo/", "elo_joint/", "selfplay/conversion", "selfplay/odds_", "conversion/",
-            "progressive/", "candidate/", "promotion/")
+PREFIXES = ("score/", "material/", "elo/", "elo_joint/", "selfplay/conversion", "selfplay/odds_",
+            "selfplay/random_opponent_", "conversion/", "progressive/", "candidate/", "promotion/")
 """Metric families kept whenever present (evaluations, conversion, material-odds
-games, progressive sizing: the active stage, the candidate's training and
+games and games against a random mover, progressive sizing: the active stage, the candidate's training and
 promotion matches)."""
 
 SELFPLAY_CONVERSION = "selfplay/conversion"
