@@ -277,3 +277,39 @@ def test_root_rule_names_and_bad_options() -> None:
             o.validate()
     with pytest.raises(ValueError, match="m must be in 1..256"):
         _core.gumbel_halving_counts(10, 0)
+
+
+def test_target_keeps_its_mass_when_a_lost_move_tops_the_softmax() -> None:
+    # White to move: seven rook moves allow ...Re1#. A scripted network gives
+    # those moves the largest logits and calls every white-to-move position
+    # lost, so the moves proven lost (q -d^2) sit above the open ones (q about
+    # -d) in sigma too. The open moves' shares of a softmax over every move
+    # underflowed to zero, and the lost moves' shares are zeroed: a campaign's
+    # actor wrote such a row with no target at all (cpu-2h-ro, generation 80).
+    fen = "4r1k1/5ppp/8/8/8/8/5PPP/R5K1 w - - 0 1"
+    lost = {"a1a2", "a1a3", "a1a4", "a1a5", "a1a6", "a1a7", "a1e1"}
+    raw, _ = _search(core.Game(fen), UniformEvaluator(), 2, options=gumbel_options())
+    action = dict(zip(raw["moves"], raw["actions"], strict=True))
+    lost_ids = [action[m] for m in lost]
+    open_ids = [a for m, a in action.items() if m not in lost]
+
+    def network(planes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        n = planes.shape[0]
+        black = planes[:, 3].reshape(n, -1)[:, 4] > 0  # black's rook on e8 (canonical e1)
+        logits = np.zeros((n, 1880), np.float32)
+        logits[:, lost_ids] = 20.0
+        logits[:, open_ids] = -20.0
+        win = np.where(black, 0.999, 0.0)
+        loss = np.where(black, 0.0, 0.999)
+        return logits, np.stack([win, 1 - win - loss, loss], axis=1).astype(np.float32)
+
+    for visits in (8, 16, 64):
+        for evaluation in (True, False):
+            raw, _ = _search(core.Game(fen), ScriptedEvaluator(network, record=False), visits,
+                             options=gumbel_options(evaluation=evaluation), noise=not evaluation, seed=visits)
+            proven = dict(zip(raw["moves"], raw["child_proven"], strict=True))
+            assert {m for m, p in proven.items() if p == -1} == lost
+            targets = dict(zip(raw["moves"], raw["child_targets"], strict=True))
+            assert all(targets[m] == 0 for m in lost)
+            assert sum(targets.values()) == pytest.approx(1.0, abs=1e-5), (visits, evaluation, targets)
+            assert raw["best"] not in lost and targets[raw["best"]] > 0

@@ -72,7 +72,13 @@ void proven_targets(std::vector<RootChild>& kids, int best, bool best_largest) {
   if (kids[best].proven != -1)
     for (RootChild& k : kids)
       if (k.proven == -1) k.target = 0.0f;
-  if (!best_largest) return;  // the Gumbel target is a policy, not the move's visits
+  if (!best_largest) {  // the Gumbel target is a policy, not the move's visits
+    // ... but never none: a row needs a target (the move to play takes it).
+    bool any = false;
+    for (const RootChild& k : kids) any |= k.target > 0;
+    if (!any) kids[best].target = 1.0f;
+    return;
+  }
   // Visits may all have gone to moves proven lost since (or the root was
   // proven at its expansion), or the move to play is a proven draw that took
   // no visits: the move to play then carries the largest target.
@@ -123,8 +129,16 @@ RootSummary Tree::summarize(std::vector<RootChild>& out) const {
     out.push_back(k);
   }
   if (gumbel) {  // the completed-Q improved policy is the target
-    float pi[MoveList::kCapacity];
-    gumbel::improved_policy(gumbel_.logit.data(), sigma, root.num_children, pi);
+    // Moves proven lost get no target while another move is open
+    // (proven_targets), so they stay out of the softmax: a lost move with the
+    // largest logit + sigma would otherwise set its maximum and the open
+    // moves' shares could underflow to zero, leaving a row with no target.
+    bool open = false;
+    for (const RootChild& k : out) open |= k.proven != -1;
+    float logit[MoveList::kCapacity], pi[MoveList::kCapacity];
+    for (int i = 0; i < root.num_children; ++i)
+      logit[i] = open && out[size_t(i)].proven == -1 ? -INFINITY : gumbel_.logit[size_t(i)];
+    gumbel::improved_policy(logit, sigma, root.num_children, pi);
     for (int i = 0; i < root.num_children; ++i) out[size_t(i)].target = pi[i];
   }
   const int chosen = gumbel ? gumbel_choice(sigma) : -1;
