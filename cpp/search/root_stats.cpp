@@ -72,13 +72,7 @@ void proven_targets(std::vector<RootChild>& kids, int best, bool best_largest) {
   if (kids[best].proven != -1)
     for (RootChild& k : kids)
       if (k.proven == -1) k.target = 0.0f;
-  if (!best_largest) {  // the Gumbel target is a policy, not the move's visits
-    // ... but never none: a row needs a target (the move to play takes it).
-    bool any = false;
-    for (const RootChild& k : kids) any |= k.target > 0;
-    if (!any) kids[best].target = 1.0f;
-    return;
-  }
+  if (!best_largest) return;  // the Gumbel target is a policy, not the move's visits
   // Visits may all have gone to moves proven lost since (or the root was
   // proven at its expansion), or the move to play is a proven draw that took
   // no visits: the move to play then carries the largest target.
