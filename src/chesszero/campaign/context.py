@@ -126,6 +126,7 @@ ADDED_KEYS: dict[str, Any] = {
     "selfplay.fast_visits": ANY,  # read only with full_search_fraction < 1
     "evaluate.adaptive_rungs": 0,
     "campaign.actor_attempts": ANY,  # how often a failed actor job is retried, not what it learns
+    "campaign.max_rejected_shard_fraction": ANY,  # whether a bad shard stops the run, not what it learns
     "nnue": ANY,  # the NNUE student's distillation (chesszero nnue build), read by no campaign stage
     "publish.int8_stem": False,
     "search.moves_left": {"slope": 0.0, "cap": 0.0345, "linear": 1.6521, "quadratic": -0.6521},

@@ -4,6 +4,7 @@ directly in this process (``--no-prefect``)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from pathlib import Path
@@ -53,10 +54,14 @@ def run_campaign(*, preset: str, name: str | None = None, root: Path = Path(".")
 
 
 def campaign_status(*, preset: str, name: str | None = None, root: Path = Path(".")) -> dict[str, Any]:
-    """The campaign's state (generation, phase, active artifact, counters) and
-    its wall time per stage so far (``phaselog.stage_times``)."""
+    """The campaign's state (generation, phase, active artifact, counters), its
+    wall time per stage so far (``phaselog.stage_times``) and the shards kept
+    aside under rejected/ (``quarantine``), each with its reason."""
+    from chesszero.campaign.quarantine import rejected_shards
+
     campaign = Campaign.open(root.resolve(), name or f"{preset}-main", preset=preset)
     if not campaign.states.exists():
         raise ValueError(f"no campaign {campaign.name!r} under {campaign.paths.dir}")
     times = phaselog.stage_times(phaselog.read(campaign.paths.phase_log))
-    return {**campaign.summary(), "stages": [t.to_dict() for t in times]}
+    return {**campaign.summary(), "stages": [t.to_dict() for t in times],
+            "rejected_shards": [dataclasses.asdict(r) for r in rejected_shards(campaign.paths)]}

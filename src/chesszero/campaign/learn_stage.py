@@ -5,12 +5,16 @@ Ingest is exactly-once: before a shard's rows are appended the state records
 after a crash the store's total tells whether that shard landed. Training is
 exactly-once per generation: the checkpoint written atomically at the end of
 a quantum carries the generation it trained for (and the credit ledger and
-sampler state), so a rerun never trains a generation twice.
+sampler state), so a rerun never trains a generation twice. A shard that
+fails validation is kept aside under ``rejected/`` and the campaign goes on,
+up to ``campaign.max_rejected_shard_fraction`` of a generation's shards
+(``chesszero.campaign.quarantine``).
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import subprocess
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
@@ -22,8 +26,11 @@ from typing import Any
 
 from chesszero.campaign import phaselog
 from chesszero.campaign.context import Campaign
+from chesszero.campaign.quarantine import quarantine, rejected_shards
 from chesszero.campaign.selfplay_stage import shard_files
 from chesszero.campaign.state import CampaignState
+
+log = logging.getLogger(__name__)
 
 
 def open_store(campaign: Campaign, generation: int) -> Any:
@@ -40,8 +47,10 @@ def open_store(campaign: Campaign, generation: int) -> Any:
     return ReplayStore.create(campaign.paths.replay, capacity=rc.capacity, logical_capacity=logical)
 
 
-def ingest(campaign: Campaign, state: CampaignState, generation: int) -> dict[str, float]:
-    """Appends every not-yet-admitted shard of the generation to the store."""
+def ingest(campaign: Campaign, state: CampaignState, generation: int) -> dict[str, Any]:
+    """Appends every not-yet-admitted shard of the generation to the store; a
+    shard that fails validation is quarantined (``campaign.quarantine``) and
+    listed under "rejected" with the generation's earlier ones."""
     from chesszero.replay import convert_shard
     from chesszero.replay.materialize import target_options_from_config
 
@@ -63,11 +72,18 @@ def ingest(campaign: Campaign, state: CampaignState, generation: int) -> dict[st
                 state.counters.rows_admitted += landed
             state.pending_shard = None
             campaign.save_state(state)
-        todo = [s for s in shard_files(campaign.paths, generation)
-                if str(s.relative_to(campaign.paths.dir)) not in state.admitted_shards]
+        listed = shard_files(campaign.paths, generation)
+        todo = [s for s in listed if str(s.relative_to(campaign.paths.dir)) not in state.admitted_shards]
+        generation_shards = len(listed) + len(rejected_shards(campaign.paths, generation))
         with _converted(todo, options, generation, campaign.cfg.campaign.materialize_workers) as converted:
-            for shard, rows in zip(todo, converted, strict=True):
+            for shard, (rows, reason) in zip(todo, converted, strict=True):
                 key = str(shard.relative_to(campaign.paths.dir))
+                if rows is None:  # kept under rejected/ with its reason, or too many: stop
+                    kept = quarantine(campaign.paths, generation, shard, reason,
+                                      generation_shards=generation_shards,
+                                      max_fraction=campaign.cfg.campaign.max_rejected_shard_fraction)
+                    log.warning("quarantined game-record shard %s (%s), kept at %s", key, reason, kept.kept_at)
+                    continue
                 state.pending_shard = {"shard": key, "store_total_before": store.total_appended}
                 campaign.save_state(state)
                 if len(rows):
@@ -79,24 +95,35 @@ def ingest(campaign: Campaign, state: CampaignState, generation: int) -> dict[st
                 campaign.save_state(state)
                 added += len(rows)
         return {"rows_added": added, "size": store.size, "occupancy": store.size / store.logical_capacity,
-                "total_appended": store.total_appended}
+                "total_appended": store.total_appended,
+                "rejected": rejected_shards(campaign.paths, generation)}
     finally:
         store.close()
 
 
-@contextmanager
-def _converted(shards: list[Path], options: Any, generation: int, workers: int) -> Iterator[Iterable[Any]]:
-    """Rows of each shard, in order. Conversion (validation, replay, targets)
-    runs in worker processes when `workers` > 1; appends stay in order."""
-    from chesszero.replay import convert_shard
+def _rows_or_reason(shard: Path, options: Any, generation: int) -> tuple[Any, str]:
+    """(rows, "") for a valid shard, (None, why) for one ``ShardError`` rejects."""
+    from chesszero.replay import ShardError, convert_shard
 
+    try:
+        return convert_shard(shard, options, generation=generation), ""
+    except ShardError as exc:
+        return None, exc.rejected[0][1]
+
+
+@contextmanager
+def _converted(shards: list[Path], options: Any, generation: int,
+               workers: int) -> Iterator[Iterable[tuple[Any, str]]]:
+    """(rows, "") or (None, reason) for each shard, in order. Conversion
+    (validation, replay, targets) runs in worker processes when `workers` > 1;
+    appends stay in order."""
     if workers <= 1 or len(shards) <= 1:
-        yield (convert_shard(s, options, generation=generation) for s in shards)
+        yield (_rows_or_reason(s, options, generation) for s in shards)
         return
     # spawn, not fork: the campaign process runs threads (ONNX Runtime, torch,
     # Prefect) and a forked child can inherit a held lock and hang.
     with ProcessPoolExecutor(max_workers=min(workers, len(shards)), mp_context=get_context("spawn")) as pool:
-        yield pool.map(partial(convert_shard, options=options, generation=generation), shards)
+        yield pool.map(partial(_rows_or_reason, options=options, generation=generation), shards)
 
 
 class UnfundedQuantum(RuntimeError):

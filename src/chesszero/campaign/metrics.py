@@ -75,6 +75,7 @@ REPLAY_SIZE = "replay/size"
 REPLAY_OCCUPANCY = "replay/occupancy"
 REPLAY_SAMPLE_AGE = "replay/mean_sample_age"
 REPLAY_ADMITTED_TOTAL = "replay/admitted_total"
+REPLAY_SHARDS_REJECTED = "replay/shards_rejected"  # of the generation, quarantined (campaign.quarantine)
 
 RESIGN_THRESHOLD = "resign/threshold"
 RESIGN_FALSE_UPPER = "resign/false_rate_upper"

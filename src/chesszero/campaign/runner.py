@@ -32,6 +32,7 @@ from chesszero.campaign.learn_stage import (
     snapshot_replay,
     train,
 )
+from chesszero.campaign.quarantine import REASON_SUFFIX
 from chesszero.campaign.selfplay_stage import (
     ActorJob,
     ActorSummary,
@@ -203,7 +204,11 @@ def materialize(campaign: Campaign) -> dict[str, float]:
         state = run.state
         out = ingest(campaign, state, state.generation)
         run.metrics = {M.REPLAY_SIZE: out["size"], M.REPLAY_OCCUPANCY: out["occupancy"],
-                       M.REPLAY_ADMITTED_TOTAL: state.counters.rows_admitted}
+                       M.REPLAY_ADMITTED_TOTAL: state.counters.rows_admitted,
+                       M.REPLAY_SHARDS_REJECTED: len(out["rejected"])}
+        for rejected in out["rejected"]:  # the reason files, beside the run's other records
+            reason = campaign.paths.dir / f"{rejected.kept_at}{REASON_SUFFIX}"
+            run.tracker.log_artifact(reason, f"rejected/gen_{state.generation:04d}")
         every = campaign.cfg.campaign.snapshot_every
         if every and state.generation % every == 0:
             run.metrics["replay/snapshot_rows"] = snapshot_replay(campaign, state.generation)

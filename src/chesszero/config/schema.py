@@ -453,6 +453,11 @@ class CampaignConfig(_Section):
         ge=1, le=100,
         description="Attempts per self-play actor job before the campaign stops (a failed attempt, e.g. on a "
         "lost Dask worker, is resubmitted away from the worker it failed on).")
+    max_rejected_shard_fraction: float = Field(
+        ge=0.0, lt=1.0,
+        description="Share of a generation's self-play shards that may fail validation and be quarantined "
+        "(kept under runs/<name>/rejected/ with the reason) while the campaign goes on; one more stops it "
+        "(0: any bad shard stops it).")
     promotion_matches: bool = Field(
         default=False,
         description="Gate each fidelity-passing artifact on paired matches against the active one "
