@@ -123,3 +123,57 @@ def test_recipe_and_aggregate_count_them_apart(tmp_path) -> None:
     assert agg["non_decisive_rate"] == pytest.approx(0.75)  # natural games only
     assert agg["random_opponent_games"] == 2 and agg["random_opponent_non_decisive_rate"] == 0.0
     assert agg["random_opponent_conversion"] == pytest.approx(0.5)
+
+
+def _lowest_action_first(planes):
+    """Test network: the lowest legal action id has the highest prior; every position is even."""
+    import numpy as np
+
+    from chesszero import core
+
+    n = planes.shape[0]
+    logits = np.tile(-np.arange(core.NUM_ACTIONS, dtype=np.float32) / 100.0, (n, 1))
+    return logits, np.tile(np.array([0.0, 1.0, 0.0], np.float32), (n, 1))
+
+
+def test_policy_moves_are_the_top_prior_and_give_no_rows() -> None:
+    from chesszero import core
+    from chesszero.search import ScriptedEvaluator
+
+    settings = ActorSettings(games_in_flight=6, seed=5, restart_fraction=0.0, random_opponent_fraction=1.0,
+                             random_opponent_min_lead=0, random_opponent_policy_fraction=0.5)
+    actor = SelfPlayActor(settings)
+    try:
+        report = actor.play(ScriptedEvaluator(_lowest_action_first, record=False), visits=4, ply_cap=60,
+                            model_id="m", generation=0, games=8)
+        turns = policy = 0
+        for r in report.records:
+            game = core.Game(r.start_fen)
+            for uci in r.prefix_moves:
+                game.push_uci(uci)
+            rows = {p.ply for p in r.plies if not p.is_cap_search}
+            for i, uci in enumerate(r.moves):
+                if i % 2 == 0:  # the searching side's turn: a recorded search, or the raw policy's move
+                    turns += 1
+                    if i not in rows:
+                        policy += 1
+                        assert uci == game.uci_of(int(min(game.legal_actions()))), (r.game_id, i)
+                game.push_uci(uci)
+        assert 0.3 < policy / turns < 0.7, (policy, turns)  # about the fraction asked for
+        assert report.policy_moves >= policy and report.fast_searches >= report.policy_moves
+    finally:
+        actor.close()
+    with pytest.raises(ValueError, match=r"random_opponent_policy_fraction must be in \[0, 1\)"):
+        SelfPlayActor(ActorSettings(random_opponent_fraction=0.5, random_opponent_policy_fraction=1.0))
+
+
+def test_policy_moves_off_leave_the_games_unchanged() -> None:
+    def games(fraction: float) -> list[tuple[str, list[str]]]:
+        settings = ActorSettings(games_in_flight=4, seed=9, restart_fraction=0.0, random_opponent_fraction=0.5,
+                                 random_opponent_policy_fraction=fraction)
+        actor, report = _play(settings, games=6, ply_cap=40)
+        actor.close()
+        return sorted((r.start_type, r.moves) for r in report.records)
+
+    assert games(0.0) == games(0.0)  # seeded: the same games
+    assert games(0.0) != games(0.5)  # and the setting changes them

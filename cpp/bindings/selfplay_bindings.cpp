@@ -76,6 +76,8 @@ void bind_selfplay(py::module_& m) {
              "share of other starts played against a uniformly random mover")
       .field("random_opponent_min_lead", &ActorOptions::random_opponent_min_lead,
              "material lead (pawns) from which the searching side's moves are recorded")
+      .field("random_opponent_policy_fraction", &ActorOptions::random_opponent_policy_fraction,
+             "share of the searching side's moves against the random mover played by the raw policy")
       .field("full_search_fraction", &ActorOptions::full_search_fraction, "playout-cap randomisation: share of full (recorded) searches")
       .field("fast_visits", &ActorOptions::fast_visits, "visits of a fast (unrecorded) search")
       .field("continuation_fraction", &ActorOptions::continuation_fraction, "share of never-resigning games")
@@ -193,6 +195,7 @@ void bind_selfplay(py::module_& m) {
              d["evaluations"] = c.evaluations;
              d["searches"] = c.searches;
              d["fast_searches"] = c.fast_searches;
+             d["policy_moves"] = c.policy_moves;
              d["terminal_hits"] = c.terminal_hits;
              d["collisions"] = c.collisions;
              d["batches"] = c.batches;

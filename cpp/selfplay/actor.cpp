@@ -9,6 +9,18 @@
 
 namespace cz {
 
+namespace {
+
+// The raw policy's move: the highest network prior (no noise); ties keep the first.
+Move top_prior(const std::vector<RootChild>& kids) {
+  size_t best = 0;
+  for (size_t i = 1; i < kids.size(); ++i)
+    if (kids[i].prior > kids[best].prior) best = i;
+  return kids[best].move;
+}
+
+}  // namespace
+
 Actor::Actor(const ActorOptions& options)
     : opt_(options), ring_(options.max_outstanding), rng_(options.seed) {
   slots_.resize(size_t(opt_.num_games));
@@ -104,7 +116,14 @@ void Actor::begin_search(Slot& s) {
     const Color us = pos.side_to_move();
     s.fast_search = material_pawns(pos, us) - material_pawns(pos, ~us) < opt_.random_opponent_min_lead;
   }
-  const int visits = s.tail_search ? cheap : s.fast_search ? std::min(opt_.fast_visits, limits_.visits) : limits_.visits;
+  // Drawn only when on, so that the actor's other random choices are unchanged without it.
+  s.policy_move = s.random_side >= 0 && !s.cap_search && opt_.random_opponent_policy_fraction > 0.0f &&
+                  rng_.bernoulli(opt_.random_opponent_policy_fraction);
+  if (s.policy_move) s.fast_search = true;  // one visit expands the root: its priors are the raw policy
+  const int visits = s.policy_move ? 1
+                     : s.tail_search ? cheap
+                     : s.fast_search ? std::min(opt_.fast_visits, limits_.visits)
+                                     : limits_.visits;
   s.tree.begin_search(visits, /*noise=*/!s.fast_search);
 }
 
@@ -147,6 +166,7 @@ void Actor::finish_search(Slot& s) {
   const RootSummary sum = s.tree.summarize(kids_);
   if (s.fast_search) {
     ++counters_.fast_searches;
+    counters_.policy_moves += s.policy_move;
     ++counters_.searches;
     ++s.log.searches;
   } else {
@@ -165,7 +185,8 @@ void Actor::finish_search(Slot& s) {
     end_game(s, Termination::RESIGNATION, loser == WHITE ? GameResult::BLACK_WINS : GameResult::WHITE_WINS);
     return;
   }
-  if (!play_move(s, s.tree.choose_move(opt_.choice, s.game.ply(), kids_))) return;
+  const Move move = s.policy_move && !kids_.empty() ? top_prior(kids_) : s.tree.choose_move(opt_.choice, s.game.ply(), kids_);
+  if (!play_move(s, move)) return;
   // (after a fast search, whose root value is not recorded, the cap search runs instead)
   if (limits_.cap_from_preceding && !s.fast_search && s.game.ply() >= limits_.ply_cap) {
     s.log.cap_value = -std::clamp(sum.value, -1.0f, 1.0f);  // the cut's side to move

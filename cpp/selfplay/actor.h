@@ -60,6 +60,7 @@ struct ActorCounters {
   int64_t evaluations = 0;  // network evaluations applied
   int64_t searches = 0;     // searches finished
   int64_t fast_searches = 0;  // of which fast (playout-cap randomisation: not recorded)
+  int64_t policy_moves = 0;   // of those, raw-policy moves against the random mover
   int64_t terminal_hits = 0;  // traversals ended at a terminal node (no evaluation)
   int64_t collisions = 0;   // traversals abandoned (every choice already waiting)
   int64_t batches = 0;      // batches answered
@@ -114,6 +115,7 @@ class Actor {
     bool cap_search = false;
     bool tail_search = false;
     bool fast_search = false;  // playout-cap randomisation: played, not recorded
+    bool policy_move = false;  // random_opponent_policy_fraction: the top prior is played (fast_search too)
     int random_side = -1;      // Color of the random mover (StartKind::RANDOM_OPPONENT), else -1
     std::chrono::steady_clock::time_point started;
   };

@@ -25,6 +25,8 @@ std::string ActorOptions::validate() const {
     return "random_opponent_fraction must be in [0, 1]";
   if (random_opponent_min_lead < 0 || random_opponent_min_lead > 39)
     return "random_opponent_min_lead must be in 0..39 pawns";
+  if (!(random_opponent_policy_fraction >= 0 && random_opponent_policy_fraction < 1))
+    return "random_opponent_policy_fraction must be in [0, 1)";
   if (policy_entries < 1 || policy_entries > 218) return "policy_entries must be in 1..218";
   if (!(full_search_fraction > 0 && full_search_fraction <= 1)) return "full_search_fraction must be in (0, 1]";
   if (fast_visits < 1 || fast_visits > 1000000) return "fast_visits must be in 1..1000000";

@@ -48,6 +48,12 @@ struct ActorOptions {
   // cap gets the cap search. random_opponent_fraction 0: off.
   float random_opponent_fraction = 0.0f;
   int random_opponent_min_lead = 5;
+  // In a game against the random mover, the share of the searching side's
+  // moves played by the network's raw policy (the top prior of a one-visit
+  // search: no search, no noise, no row), so that the recorded full searches
+  // start from the positions the raw policy itself reaches (DAgger: the
+  // learner's states, the search's targets). 0: off.
+  float random_opponent_policy_fraction = 0.0f;
   // Playout-cap randomisation (KataGo): each move gets the full search with
   // probability full_search_fraction and is recorded (a training row);
   // otherwise a fast search of min(fast_visits, visits) visits without root

@@ -75,6 +75,7 @@ class ActorSummary:
     random_opponent_conversion_opportunities: int = 0
     random_opponent_conversion_converted: int = 0
     fast_searches: int = 0  # of searches, fast ones (playout-cap randomisation: not recorded)
+    policy_moves: int = 0  # of fast_searches, raw-policy moves against the random mover
     job_id: str = ""  # the ActorJob it belongs to
     attempt: str = ""  # the attempt that wrote it (attempts.Attempt)
     worker: str = ""  # where that attempt ran: Dask worker address, or "local"
@@ -105,6 +106,7 @@ def actor_settings(cfg: Config, *, actor: int, seed: int, archive_path: Path) ->
         odds_material=(sp.odds_min_material, sp.odds_max_material),
         random_opponent_fraction=sp.random_opponent_fraction,
         random_opponent_min_lead=sp.random_opponent_min_lead,
+        random_opponent_policy_fraction=sp.random_opponent_policy_fraction,
         continuation_fraction=sp.continuation_fraction,
         full_search_fraction=sp.full_search_fraction,
         fast_visits=sp.fast_visits,
@@ -240,7 +242,7 @@ def run_actor_job(job: ActorJob, *, stop: threading.Event | None = None,
                 random_opponent_decisive=report.random_opponent.decisive,
                 random_opponent_conversion_opportunities=report.random_opponent.conversion.opportunities,
                 random_opponent_conversion_converted=report.random_opponent.conversion.converted,
-                fast_searches=report.fast_searches, job_id=job.job_id, attempt=attempt.attempt,
+                fast_searches=report.fast_searches, policy_moves=report.policy_moves, job_id=job.job_id, attempt=attempt.attempt,
                 worker=attempt.worker)
             A.check_lease(paths, attempt)
             write_json_atomic(pending_path, {"committed": asdict(summary),

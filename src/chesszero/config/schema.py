@@ -260,6 +260,11 @@ class SelfplayConfig(_Section):
         default=5, ge=0, le=39,
         description="Against the random mover, the searching side's moves are fast searches (no row) "
         "until it leads by this many pawns of material, then full recorded searches (0: every move).")
+    random_opponent_policy_fraction: float = Field(
+        default=0.0, ge=0.0, lt=1.0,
+        description="Against the random mover, the share of the searching side's moves played by the raw "
+        "policy (top prior, no search, no row), so the recorded searches start from the positions the raw "
+        "policy reaches (DAgger). Not in the paper; 0: off.")
     continuation_fraction: Fraction = Field(description="Share of games that never resign.")
     full_search_fraction: float = Field(
         gt=0.0, le=1.0,

@@ -80,6 +80,7 @@ class ActorSettings:
     odds_material: tuple[int, int] = (3, 39)  # pawns taken from one side, uniform in [min, max]
     random_opponent_fraction: float = 0.0  # share of the other starts played against a random mover (0: off)
     random_opponent_min_lead: int = 5  # pawns ahead from which the searching side's moves are recorded
+    random_opponent_policy_fraction: float = 0.0  # of its moves, raw-policy ones (no search, no row; 0: off)
     continuation_fraction: float = 0.2
     full_search_fraction: float = 1.0  # playout-cap randomisation: share of full, recorded searches (1: off)
     fast_visits: int = 8  # visits of a fast, unrecorded search
@@ -112,6 +113,7 @@ class ActorSettings:
             odds_max_material=self.odds_material[1],
             random_opponent_fraction=self.random_opponent_fraction,
             random_opponent_min_lead=self.random_opponent_min_lead,
+            random_opponent_policy_fraction=self.random_opponent_policy_fraction,
             continuation_fraction=self.continuation_fraction,
             full_search_fraction=self.full_search_fraction,
             fast_visits=self.fast_visits,
@@ -173,6 +175,7 @@ class ShardReport:
     random_opponent: OddsCounts = field(default_factory=OddsCounts)  # games against a random mover
     diagnostics: CapDiagnostics = field(default_factory=CapDiagnostics)  # ``cap_diagnostics``
     fast_searches: int = 0  # of ``searches``, fast ones (playout-cap randomisation: played, not recorded)
+    policy_moves: int = 0  # of ``fast_searches``, raw-policy moves against the random mover
 
     @property
     def games(self) -> int:
@@ -327,6 +330,7 @@ class SelfPlayActor:
                                        conversion_counts(sparring)),
             diagnostics=cap_diagnostics(records),
             fast_searches=after["fast_searches"] - before["fast_searches"],
+            policy_moves=after["policy_moves"] - before["policy_moves"],
         )
 
     def _top_up_restarts(self) -> None:
