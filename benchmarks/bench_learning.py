@@ -201,13 +201,15 @@ def summary_dict(args: argparse.Namespace, state: Any, final: FinalEvaluation, s
 
 def print_table(final: FinalEvaluation, console: Console) -> None:
     table = Table(title="final evaluation")
-    for col in ("arm", "opponent", "mode", "games", "+W =D -L", "score", "95% interval", "conversion", "stalemates"):
+    for col in ("arm", "opponent", "mode", "games", "+W =D -L", "score", "95% interval", "conversion", "stalemates",
+                "mates in one"):
         table.add_column(col, justify="left" if col in ("arm", "opponent", "mode") else "right")
     for m in final.matches:
         conv = "-" if m.conversion_opportunities is None else f"{m.conversion_converted}/{m.conversion_opportunities}"
         table.add_row(m.arm, m.opponent, m.mode if m.visits is None else f"{m.mode} ({m.visits})", str(m.games),
                       f"+{m.wins} ={m.draws} -{m.losses}", f"{m.score:.3f}",
-                      f"[{m.score_lo:.3f}, {m.score_hi:.3f}]", conv, str(m.stalemates))
+                      f"[{m.score_lo:.3f}, {m.score_hi:.3f}]", conv, str(m.stalemates),
+                      "-" if m.mate_in_one_available is None else f"{m.mate_in_one_played}/{m.mate_in_one_available}")
     console.print(table)
     for arm, modes in final.joint.items():
         for mode, rating in modes.items():

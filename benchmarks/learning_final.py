@@ -21,7 +21,8 @@ the nearest-rung style Elo against that rung (bootstrap over opening pairs,
 anchored at the rung's calibrated rating; a bound when swept), the
 terminations (stalemates among them), the mean final material and the
 conversion count (``MatchResult.conversion``: games our side led by 5+
-pawns, and how many it won). Per arm and mode, the joint maximum-likelihood
+pawns, and how many it won) and the mates in one (``MatchResult.mates_in_one``:
+turns with a mate on the board, and how many it took). Per arm and mode, the joint maximum-likelihood
 rating over the rungs climbed (``joint_rating``; a bound when every game was
 won or lost); per mode, final minus control (``rating_gain``: bootstrap over
 both arms' opening pairs, each resampled independently; a bound when either
@@ -120,6 +121,8 @@ class FinalMatch:
     conversion_converted: int | None
     seconds: float
     arm: str = FINAL
+    mate_in_one_available: int | None = None  # turns after the book with a mate on the board (evaluate.mates)
+    mate_in_one_played: int | None = None  # of those, the model mated (None: counted by no older version)
 
     @property
     def stalemates(self) -> int:
@@ -166,6 +169,7 @@ def summarize(result: Any, opponent: str, mode: str, visits: int | None, rating:
     # the interval comes back through Elo and logistic; a pair of equal scores can land 1 ulp off
     lo, hi = min(lo, result.score), max(hi, result.score)
     conversion = conversion_counts(result)
+    mates = result.mates_in_one() if hasattr(result, "mates_in_one") else None
     return FinalMatch(
         opponent=opponent, mode=mode, visits=visits, games=len(result.games), wins=result.wins,
         draws=result.draws, losses=result.losses, score=result.score, score_lo=lo, score_hi=hi,
@@ -173,7 +177,9 @@ def summarize(result: Any, opponent: str, mode: str, visits: int | None, rating:
         terminations=dict(Counter(g.termination for g in result.games)),
         final_material=result.final_material(),
         conversion_opportunities=None if conversion is None else conversion[0],
-        conversion_converted=None if conversion is None else conversion[1], seconds=round(seconds, 1), arm=arm)
+        conversion_converted=None if conversion is None else conversion[1], seconds=round(seconds, 1), arm=arm,
+        mate_in_one_available=None if mates is None else mates.available,
+        mate_in_one_played=None if mates is None else mates.played)
 
 
 @dataclass(frozen=True)

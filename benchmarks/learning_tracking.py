@@ -95,6 +95,8 @@ def benchmark_metrics(summary: Mapping[str, Any]) -> dict[str, float]:
             out[f"stalemates/{arm}/policy/{m['opponent']}"] = float(m["terminations"].get("stalemate", 0))
             if m.get("conversion_opportunities"):
                 out[f"conversion/{arm}/policy/{m['opponent']}"] = float(m["conversion_rate"])
+            if m.get("mate_in_one_available"):
+                out[f"mate_in_one/{arm}/policy/{m['opponent']}"] = m["mate_in_one_played"] / m["mate_in_one_available"]
     return out
 
 

@@ -327,12 +327,13 @@ def _budget(summary: dict[str, Any]) -> str:
 
 def ablation_table(runs: list[Run]) -> list[str]:
     """One row per run: its recipe diff from the cpu preset, budget, the host's speed, final and
-    control joint ratings and the gains per mode, policy-only stalemates and
-    5+ pawn leads won (all rungs of the final arm's climb)."""
+    control joint ratings and the gains per mode, policy-only stalemates,
+    5+ pawn leads won and mates in one taken (all rungs of the final arm's climb)."""
     lines = ["| run | recipe diff from cpu | hours: budget / campaign minutes | generations | host training samples/s | "
              "searched: final | searched: gain over control | "
-             "policy: final | policy: gain over control | policy stalemates / games | policy leads won |",
-             "|---|---|---:|---:|---|---|---|---|---|---:|---:|"]
+             "policy: final | policy: gain over control | policy stalemates / games | policy leads won | "
+             "policy mates in one taken |",
+             "|---|---|---:|---:|---|---|---|---|---|---:|---:|---:|"]
     for r in runs:
         diff = r.summary.get("recipe_diff")
         recipe = ("not recorded" if diff is None else
@@ -343,7 +344,8 @@ def ablation_table(runs: list[Run]) -> list[str]:
         cells = [r.name, recipe, _budget(r.summary), str(len(r.curve.rows)), _host(r.summary)]
         for mode in ("searched", "policy"):
             cells += [_short(joint_of(r.summary, FINAL, mode)), _short(gain_of(r.summary, mode))]
-        lines.append("| " + " | ".join([*cells, stale, leads]) + " |")
+        mates = "-" if total is None else total.mates
+        lines.append("| " + " | ".join([*cells, stale, leads, mates]) + " |")
     return lines
 
 

@@ -84,8 +84,8 @@ def rating_of(saved: dict[str, Any] | None) -> Rating | None:
 
 @dataclass(frozen=True)
 class PolicyLine:
-    """Policy-only play against one rung (or ``all`` rungs): stalemates and
-    the games the model led by 5+ pawns that it won."""
+    """Policy-only play against one rung (or ``all`` rungs): stalemates, the
+    games the model led by 5+ pawns that it won, and the mates in one it took."""
 
     opponent: str
     games: int
@@ -93,6 +93,13 @@ class PolicyLine:
     stalemates: int
     opportunities: int | None
     converted: int | None
+    mates_available: int | None = None  # turns with a mate in one on the board (None: not counted)
+    mates_played: int | None = None
+
+    @property
+    def mates(self) -> str:
+        """``played/available`` mates in one, ``-`` where not counted."""
+        return "-" if self.mates_available is None else f"{self.mates_played}/{self.mates_available}"
 
     @property
     def conversion(self) -> float | None:
@@ -105,14 +112,18 @@ def policy_report(summary: dict[str, Any], arm: str = FINAL) -> list[PolicyLine]
     for m in arm_matches(summary, arm, "policy"):
         lines.append(PolicyLine(m["opponent"], int(m["games"]), float(m["score"]),
                                 int(m["terminations"].get("stalemate", 0)),
-                                m.get("conversion_opportunities"), m.get("conversion_converted")))
+                                m.get("conversion_opportunities"), m.get("conversion_converted"),
+                                m.get("mate_in_one_available"), m.get("mate_in_one_played")))
     if lines:
         known = [x for x in lines if x.opportunities is not None]
+        mates = [x for x in lines if x.mates_available is not None]
         games = sum(x.games for x in lines)
         lines.append(PolicyLine("all", games, sum(x.score * x.games for x in lines) / games,
                                 sum(x.stalemates for x in lines),
                                 sum(x.opportunities or 0 for x in known) if known else None,
-                                sum(x.converted or 0 for x in known) if known else None))
+                                sum(x.converted or 0 for x in known) if known else None,
+                                sum(x.mates_available or 0 for x in mates) if mates else None,
+                                sum(x.mates_played or 0 for x in mates) if mates else None))
     return lines
 
 

@@ -98,18 +98,20 @@ def headline_table(summary: dict[str, Any]) -> list[str]:
 
 
 def policy_lines(summary: dict[str, Any]) -> list[str]:
-    """Policy-only play: stalemates and conversion of 5+ pawn leads, per arm and rung."""
+    """Policy-only play: stalemates, conversion of 5+ pawn leads and mates in one, per arm and rung."""
     lines = ["## Policy-only play", "",
              "The network's top move, no search. Stalemates: games that ended in stalemate (each a half "
              "point given away, usually from far ahead). Leads won: games where our side led by 5+ pawns at "
-             "some point / those it won.", "",
-             "| arm | opponent | games | score | stalemates | 5+ pawn leads won | share |", "|---|---|---:|---:|---:|---:|---:|"]
+             "some point / those it won. Mates in one: turns after the book with a mate on the board / those "
+             "on which it mated (`evaluate.mates`; `-` where the run did not count them).", "",
+             "| arm | opponent | games | score | stalemates | 5+ pawn leads won | share | mates in one taken |",
+             "|---|---|---:|---:|---:|---:|---:|---:|"]
     rows = 0
     for arm in arms(summary):
         for p in policy_report(summary, arm):
             won = "-" if p.opportunities is None else f"{p.converted}/{p.opportunities}"
             lines.append(f"| {arm} | {p.opponent} | {p.games} | {p.score:.3f} | {p.stalemates} | {won} | "
-                         f"{'-' if p.conversion is None else _percent(p.conversion)} |")
+                         f"{'-' if p.conversion is None else _percent(p.conversion)} | {p.mates} |")
             rows += 1
     return [*lines, ""] if rows else []
 

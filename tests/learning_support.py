@@ -44,7 +44,8 @@ def series(generations: int, *, conversion: bool) -> dict[str, dict[int, float]]
     return s
 
 
-def match(opponent: str, mode: str, score: float, arm: str = "final", stalemates: int = 0) -> FinalMatch:
+def match(opponent: str, mode: str, score: float, arm: str = "final", stalemates: int = 0,
+          mates: tuple[int, int] | None = None) -> FinalMatch:
     wins = int(100 * score)
     return FinalMatch(opponent=opponent, mode=mode, visits=None if mode == "policy" else 64, games=100,
                       wins=wins, draws=0, losses=100 - wins, score=score,
@@ -52,7 +53,9 @@ def match(opponent: str, mode: str, score: float, arm: str = "final", stalemates
                       elo_hi=50.0, elo_bound=False, rung_rating=0.0,
                       terminations={"checkmate": wins, "ply_cap": max(0, 100 - wins - stalemates),
                                     **({"stalemate": stalemates} if stalemates else {})},
-                      final_material=3.0, conversion_opportunities=10, conversion_converted=7, seconds=1.0, arm=arm)
+                      final_material=3.0, conversion_opportunities=10, conversion_converted=7, seconds=1.0, arm=arm,
+                      mate_in_one_available=None if mates is None else mates[0],
+                      mate_in_one_played=None if mates is None else mates[1])
 
 
 def summary(matches: list[FinalMatch]) -> dict[str, Any]:
@@ -70,8 +73,8 @@ def climb_summary() -> dict[str, Any]:
     """A run of issue 22's protocol: both arms climbed, the control stopped early."""
     final = [match(o, "searched", s) for o, s in (("random", 1.0), ("greedy", 0.95), ("sf-n1-r30", 0.7),
                                                   ("sf-n1-r10", 0.2), ("sf-n1", 0.1))]
-    final += [match("random", "policy", 0.73, stalemates=47), match("greedy", "policy", 0.2, stalemates=5),
-              match("sf-n1-r30", "policy", 0.1)]
+    final += [match("random", "policy", 0.73, stalemates=47, mates=(40, 12)),
+              match("greedy", "policy", 0.2, stalemates=5, mates=(9, 3)), match("sf-n1-r30", "policy", 0.1, mates=(0, 0))]
     control = [match("random", "searched", 0.96, "control"), match("greedy", "searched", 0.2, "control"),
                match("sf-n1-r30", "searched", 0.05, "control"),
                match("random", "policy", 0.5, "control", stalemates=3), match("greedy", "policy", 0.1, "control"),

@@ -110,9 +110,10 @@ def test_the_control_arm_gains_and_policy_only_play_are_reported(tmp_path: Path)
     assert "the control arm: the campaign's untrained network (`runs/unit/artifacts/initial/int8.onnx`)" in text
     assert "stops after 2 consecutive rungs scoring below 0.25" in text
     assert "| control | sf-n1-r30 | searched (64 visits) | 100 |" in text
-    assert "| final | random | 100 | 0.730 | 47 | 7/10 | 70% |" in text  # policy-only stalemates, leads won
-    assert "| final | all | 300 | 0.343 | 52 | 21/30 | 70% |" in text
-    assert "| control | random | 100 | 0.500 | 3 | 7/10 | 70% |" in text
+    # policy-only stalemates, leads won, mates in one taken (a run that did not count them: "-")
+    assert "| final | random | 100 | 0.730 | 47 | 7/10 | 70% | 12/40 |" in text
+    assert "| final | all | 300 | 0.343 | 52 | 21/30 | 70% | 15/49 |" in text
+    assert "| control | random | 100 | 0.500 | 3 | 7/10 | 70% | - |" in text
     assert "| searched: final score vs sf-n1 | >= 0.5 | 0.10 | not met |" in text
     assert "| searched: final minus control, joint Elo | >= 800 | 580 | not met |" in text
     assert "| policy only: final minus control, joint Elo | >= 400 | > 520 | met |" in text

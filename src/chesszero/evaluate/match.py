@@ -25,6 +25,7 @@ from datetime import datetime, timezone
 
 from chesszero import core
 from chesszero.evaluate.elo import EloEstimate, pentanomial_from_pair_scores, rate
+from chesszero.evaluate.mates import MateInOne, mates_in_one
 from chesszero.evaluate.openings import Opening
 from chesszero.evaluate.pgn import PLY_CAP, game_pgn
 from chesszero.evaluate.players import Player
@@ -136,6 +137,14 @@ class MatchResult:
         for g in self.games:
             swing = material_swing(g.start_fen, g.moves)
             total += conversion_of(swing, g.first_is_white, g.score == 1.0)
+        return total
+
+    def mates_in_one(self) -> MateInOne:
+        """Turns of ``first`` after the book with a mate in one on the board,
+        and how many of them it mated on (``evaluate.mates``)."""
+        total = MateInOne()
+        for g in self.games:
+            total += mates_in_one(g.start_fen, g.moves, white=g.first_is_white, skip=g.book_plies)
         return total
 
     def pair_scores(self) -> list[float]:
