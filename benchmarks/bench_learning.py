@@ -104,7 +104,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                     help="recipe override of an ablation, e.g. --set search.root=gumbel (repeatable; stored with "
                     "the campaign, tagged on its MLflow run as its recipe diff)")
     ap.add_argument("--resume", action="store_true", help="continue an existing campaign of --name")
-    ap.add_argument("--json", type=Path, default=None, help="also write run_all's JSON here")
+    ap.add_argument("--json", type=Path, action="append", default=[],
+                    help="also write run_all's JSON here (repeatable: every path given gets it, so a "
+                         "--json passed through `make learning LEARNING_ARGS=...` keeps run_all's own)")
     ap.add_argument("--quick", action="store_true", help=f"smoke scale: {QUICK}")
     args = ap.parse_args(argv)
     args.command = shlex.join(["python", "benchmarks/bench_learning.py", *argv])
@@ -330,8 +332,7 @@ def main(argv: list[str] | None = None) -> int:
     console.print(f"{len(curve.rows)} generations; wrote {out / 'curve.csv'}, {out / 'summary.json'}, "
                   f"{table.name}, {figure.name}; MLflow run {run_id} (experiment learning-benchmark, "
                   f"{len(diff)} recipe keys differ from the {BASE_PRESET} preset)")
-    if args.json is not None:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
+    if args.json:
         rows = rows_for_report(final.matches) + [
             {"name": f"learning gain over the untrained network, {mode}", "rate": gain["estimate"], "unit": "Elo",
              "reference": gain["describe"], "ratio": None, "extra": {"direction": gain["direction"]},
@@ -339,10 +340,13 @@ def main(argv: list[str] | None = None) -> int:
             for mode, gain in final.gain.items()] + [
             {"name": "generations", "rate": float(len(curve.rows)), "unit": "generations",
              "reference": f"{args.hours:g} h budget, {args.preset} preset", "ratio": None, "extra": {}}]
-        args.json.write_text(json.dumps({
+        text = json.dumps({
             "title": f"{args.preset} preset from random weights, {args.hours:g} h, campaign {args.name} "
                      f"(see {out.relative_to(args.root) if out.is_relative_to(args.root) else out})",
-            "machine": summary["machine"], "rows": rows}, indent=2) + "\n")
+            "machine": summary["machine"], "rows": rows}, indent=2) + "\n"
+        for path in args.json:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
     return 0
 
 

@@ -313,9 +313,12 @@ def test_quick_learning_benchmark_end_to_end(tmp_path: Path) -> None:
     name = "learn-ci"
     cmd = [sys.executable, str(REPO / "benchmarks" / "run_all.py"), "--out", str(root / "bench"),
            "--only", "learning", "--quick", "--no-prefect", "--hours", "0.05", "--generations", "1",
+           "--json", str(tmp_path / "mine.json"),  # a user's own --json leaves run_all's in place
            "--root", str(root), "--name", name]  # one generation, whatever the machine's load
     done = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=1100)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    ours = json.loads((root / "bench" / "learning.json").read_text())
+    assert json.loads((tmp_path / "mine.json").read_text())["rows"] == ours["rows"]
 
     out = root / "reports" / "learning" / name
     state = json.loads((root / "runs" / name / "state.json").read_text())
