@@ -136,6 +136,7 @@ def test_the_materialize_phase_reports_the_quarantine_to_mlflow(tmp_path: Path) 
 
     metrics = runner.materialize(campaign)
     assert metrics["replay/shards_rejected"] == 1 and metrics["replay/admitted_total"] == 3
+    assert 0.0 <= metrics["replay/surprise_at_cap"] <= 1.0  # tests/test_surprise_at_cap.py checks its value
     tracker = runner.tracker(campaign, campaign.load_state())
     assert tracker.has_artifact("rejected/gen_0003/bad.parquet.reason.json")
     logged = tracker.client.get_metric_history(tracker.run_id, "replay/shards_rejected")

@@ -50,13 +50,17 @@ def open_store(campaign: Campaign, generation: int) -> Any:
 def ingest(campaign: Campaign, state: CampaignState, generation: int) -> dict[str, Any]:
     """Appends every not-yet-admitted shard of the generation to the store; a
     shard that fails validation is quarantined (``campaign.quarantine``) and
-    listed under "rejected" with the generation's earlier ones."""
+    listed under "rejected" with the generation's earlier ones. "surprise_at_cap"
+    is the share of the rows added now whose policy surprise reaches
+    ``replay.surprise_cap`` (NaN when none were added): near 1, the surprise
+    sampler draws almost uniformly."""
     from chesszero.replay import convert_shard
     from chesszero.replay.materialize import target_options_from_config
 
     options = target_options_from_config(campaign.cfg.replay, generation)
     store = open_store(campaign, generation)
-    added = 0
+    added = at_cap = 0
+    cap = campaign.cfg.replay.surprise_cap
     try:
         pending = state.pending_shard
         if pending is not None:  # a crash hit between recording and marking a shard
@@ -94,7 +98,9 @@ def ingest(campaign: Campaign, state: CampaignState, generation: int) -> dict[st
                 state.pending_shard = None
                 campaign.save_state(state)
                 added += len(rows)
+                at_cap += int((rows["surprise"] >= cap).sum())
         return {"rows_added": added, "size": store.size, "occupancy": store.size / store.logical_capacity,
+                "surprise_at_cap": at_cap / added if added else float("nan"),
                 "total_appended": store.total_appended,
                 "rejected": rejected_shards(campaign.paths, generation)}
     finally:

@@ -89,6 +89,7 @@ def summary_table(generation: int, m: dict[str, Any]) -> Table:
         row(f"  loss {head}", M.loss_key(head))
     row("trainer samples/s", M.TRAIN_SAMPLES_S, "{:.0f}")
     row("replay rows", M.REPLAY_SIZE, "{:.0f}")
+    row("  new rows at the surprise cap", M.REPLAY_SURPRISE_AT_CAP, "{:.2f}")
     if m.get(M.REPLAY_SHARDS_REJECTED):
         t.add_row("[bold red]shards quarantined (rejected/)[/]", f"{m[M.REPLAY_SHARDS_REJECTED]:.0f}")
     row("fidelity agreement", M.fidelity_key("agreement"))

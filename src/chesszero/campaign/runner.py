@@ -206,6 +206,8 @@ def materialize(campaign: Campaign) -> dict[str, float]:
         run.metrics = {M.REPLAY_SIZE: out["size"], M.REPLAY_OCCUPANCY: out["occupancy"],
                        M.REPLAY_ADMITTED_TOTAL: state.counters.rows_admitted,
                        M.REPLAY_SHARDS_REJECTED: len(out["rejected"])}
+        if out["rows_added"]:
+            run.metrics[M.REPLAY_SURPRISE_AT_CAP] = out["surprise_at_cap"]
         for rejected in out["rejected"]:  # the reason files, beside the run's other records
             reason = campaign.paths.dir / f"{rejected.kept_at}{REASON_SUFFIX}"
             run.tracker.log_artifact(reason, f"rejected/gen_{state.generation:04d}")
