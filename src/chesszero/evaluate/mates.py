@@ -36,7 +36,8 @@ class MateInOne:
         return self.played / self.available if self.available else None
 
 
-def _mating_moves(game: core.Game) -> set[str]:
+def mating_moves(game: core.Game) -> set[str]:
+    """The legal moves (UCI) that checkmate in ``game``'s current position."""
     mates = set()
     for uci in game.legal_uci():
         game.push_uci(uci)
@@ -58,7 +59,7 @@ def mates_in_one(start_fen: str, moves: Sequence[str], *, white: bool, skip: int
     available = played = 0
     for ply, uci in enumerate(moves):
         if ply >= skip and game.turn == white:
-            mates = _mating_moves(game)
+            mates = mating_moves(game)
             if mates:
                 available += 1
                 played += uci in mates
@@ -66,4 +67,4 @@ def mates_in_one(start_fen: str, moves: Sequence[str], *, white: bool, skip: int
     return MateInOne(available, played)
 
 
-__all__ = ["MateInOne", "mates_in_one"]
+__all__ = ["MateInOne", "mates_in_one", "mating_moves"]
