@@ -147,3 +147,33 @@ def test_target_agreement_on_a_seeded_sample(run_dir):
     assert "9 of 10" in result.line()
     with pytest.raises(ValueError, match="sample_fraction"):
         scan_replay(paths, sample_fraction=1.5)
+
+
+def test_script_scores_final_and_control_artifacts(run_dir, tmp_path, capsys):
+    import json
+    import sys
+    from pathlib import Path
+
+    import torch
+
+    from chesszero.model.network import ChessNet
+    from chesszero.publish import Provenance, export_onnx, fold_network
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "reports"))
+    from mate_recall import main
+
+    torch.manual_seed(0)
+    for folder in ("gen_0002", "gen_0004", "gen_0009", "initial"):
+        (run_dir / "artifacts" / folder).mkdir(parents=True)
+        export_onnx(fold_network(ChessNet("2x16", aux_heads=False)), run_dir / "artifacts" / folder / "int8.onnx",
+                    Provenance("0" * 64, "0" * 64, 0))
+    out = tmp_path / "recall.json"
+    assert main([str(run_dir), "3", "5", "--sample", "1.0", "--json", str(out)]) == 0
+    saved = json.loads(out.read_text())
+    assert saved["models"]["final"].endswith("gen_0004/int8.onnx")  # the newest up to generation 5
+    assert saved["models"]["control"].endswith("initial/int8.onnx")
+    for arm in ("final", "control"):
+        assert saved[arm]["mate_recall"]["positions"] == 2 and saved[arm]["target_agreement"]["positions"] == 10
+    assert "2 of 10 searched positions hold a mate in one" in capsys.readouterr().out
+    assert main([str(run_dir), "3", "5", "--model", str(tmp_path / "missing.onnx"), "--no-control"]) == 2
+    assert "missing.onnx" in capsys.readouterr().err
