@@ -201,6 +201,30 @@ def summary_dict(args: argparse.Namespace, state: Any, final: FinalEvaluation, s
     }
 
 
+FIT_GENERATIONS = 10
+FIT_SAMPLE = 0.15
+
+
+def fit_section(run_dir: Path, last: int, arms: dict[str, Path], console: Console) -> dict[str, Any] | None:
+    """How each arm's policy fits the run's own self-play positions of its last
+    ``FIT_GENERATIONS`` generations, ``last`` the last one played
+    (``chesszero.evaluate.mate_recall``): top move = the stored target's top
+    move on a seeded sample, and mates in one taken where one was on the
+    board. None, with a warning naming the cause, when the shards cannot be read."""
+    from chesszero.evaluate.mate_recall import onnx_policy, own_target_fit, scan_replay, shard_paths
+
+    first = max(0, last - FIT_GENERATIONS + 1)
+    try:
+        scan = scan_replay(shard_paths(run_dir, first, last), sample_fraction=FIT_SAMPLE, seed=0)
+    except ValueError as exc:
+        console.print(f"[yellow]warning: no fit to the run's own targets: {exc}[/yellow]")
+        return None
+    fit: dict[str, Any] = {"generations": [first, last], "rows": scan.rows, "sample_fraction": FIT_SAMPLE}
+    for arm, model in arms.items():
+        fit[arm] = own_target_fit(scan, onnx_policy(model))
+    return fit
+
+
 def print_table(final: FinalEvaluation, console: Console) -> None:
     table = Table(title="final evaluation")
     for col in ("arm", "opponent", "mode", "games", "+W =D -L", "score", "95% interval", "conversion", "stalemates",
@@ -325,6 +349,10 @@ def main(argv: list[str] | None = None) -> int:
     stages = [t.to_dict() for t in phaselog.stage_times(phaselog.read(campaign.paths.phase_log))]
     summary = summary_dict(args, state, final, settings, search, len(curve.rows), wall, started,
                            revision, sizes, diff, (before, after), stages)
+    fit = fit_section(campaign.paths.dir, max(0, state.generation - 1),
+                      {a.name: a.artifact for a in settings.arms}, console)
+    if fit is not None:
+        summary["own_targets"] = fit
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     figure, table = redraw(out)
     print_table(final, console)

@@ -328,12 +328,13 @@ def _budget(summary: dict[str, Any]) -> str:
 def ablation_table(runs: list[Run]) -> list[str]:
     """One row per run: its recipe diff from the cpu preset, budget, the host's speed, final and
     control joint ratings and the gains per mode, policy-only stalemates,
-    5+ pawn leads won and mates in one taken (all rungs of the final arm's climb)."""
+    5+ pawn leads won and mates in one taken (all rungs of the final arm's climb), and how often
+    the final and control networks' top moves match the run's own targets' top moves."""
     lines = ["| run | recipe diff from cpu | hours: budget / campaign minutes | generations | host training samples/s | "
              "searched: final | searched: gain over control | "
              "policy: final | policy: gain over control | policy stalemates / games | policy leads won | "
-             "policy mates in one taken |",
-             "|---|---|---:|---:|---|---|---|---|---|---:|---:|---:|"]
+             "policy mates in one taken | own targets' top move matched: final / control |",
+             "|---|---|---:|---:|---|---|---|---|---|---:|---:|---:|---|"]
     for r in runs:
         diff = r.summary.get("recipe_diff")
         recipe = ("not recorded" if diff is None else
@@ -345,8 +346,21 @@ def ablation_table(runs: list[Run]) -> list[str]:
         for mode in ("searched", "policy"):
             cells += [_short(joint_of(r.summary, FINAL, mode)), _short(gain_of(r.summary, mode))]
         mates = "-" if total is None else total.mates
-        lines.append("| " + " | ".join([*cells, stale, leads, mates]) + " |")
+        lines.append("| " + " | ".join([*cells, stale, leads, mates, _fit(r.summary)]) + " |")
     return lines
+
+
+def _fit(summary: dict[str, Any]) -> str:
+    """Share of the run's own sampled self-play positions where each arm's top move is the target's
+    (``own_targets``, reports/mate_recall.py); ``-`` for a run from before it was measured."""
+    fit = summary.get("own_targets")
+    if not fit:
+        return "-"
+    shares = []
+    for arm in ("final", "control"):
+        a = fit.get(arm, {}).get("target_agreement", {})
+        shares.append(f"{100 * a['agree'] / a['positions']:.0f}%" if a.get("positions") else "-")
+    return " / ".join(shares)
 
 
 def ablations_markdown(runs: list[Run]) -> str:

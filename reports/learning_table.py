@@ -116,6 +116,33 @@ def policy_lines(summary: dict[str, Any]) -> list[str]:
     return [*lines, ""] if rows else []
 
 
+def fit_lines(summary: dict[str, Any]) -> list[str]:
+    """How each arm's policy fits the run's own self-play positions (``own_targets``,
+    ``chesszero.evaluate.mate_recall``); nothing for a run from before it was measured."""
+    fit = summary.get("own_targets")
+    if not fit:
+        return []
+    first, last = fit["generations"]
+    lines = ["## Fit to its own targets", "",
+             f"The searched positions of generations {first}-{last} ({fit['rows']} rows), replayed with their "
+             f"history: on a seeded {fit['sample_fraction']:.0%} sample, how often each network's top legal move "
+             "is the stored search target's top move (and its probability on that move); on every position "
+             "with a mate in one, how often the target's and the network's top moves mate "
+             "(`python reports/mate_recall.py`).", "",
+             "| arm | top move = target's top move | probability on it (median) | positions with a mate in one "
+             "| target's top move mates | network's top move mates | mass on the mates (median) |",
+             "|---|---:|---:|---:|---:|---:|---:|"]
+    for arm in ("final", "control"):
+        if arm not in fit:
+            continue
+        a, m = fit[arm]["target_agreement"], fit[arm]["mate_recall"]
+        share = f"{a['agree']}/{a['positions']} ({_percent(a['agree'] / a['positions'])})" if a["positions"] else "-"
+        top = f"{m['top_mates']} ({_percent(m['top_mates'] / m['positions'])})" if m["positions"] else "-"
+        lines.append(f"| {arm} | {share} | {_f(a['target_prob_median'], 3)} | {m['positions']} | "
+                     f"{m['target_top_mates']} | {top} | {_f(m['mass_median'], 3)} |")
+    return [*lines, ""]
+
+
 def final_section(summary: dict[str, Any]) -> list[str]:
     final = summary.get("final_evaluation", {})
     climb = final.get("climb")
@@ -289,6 +316,7 @@ def markdown(curve: Curve, summary: dict[str, Any], figure: str) -> str:
         "",
         *final_section(summary),
         *policy_lines(summary),
+        *fit_lines(summary),
         "## Targets",
         "",
         *targets_table(curve, summary),

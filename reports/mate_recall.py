@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import asdict
 from pathlib import Path
 
 
@@ -28,10 +27,6 @@ def latest_artifact(run: Path, last: int) -> Path:
     if not found:
         raise ValueError(f"{run}/artifacts: no gen_*/int8.onnx up to generation {last}; pass --model")
     return found[-1]
-
-
-def _policy(evaluator):  # type: ignore[no-untyped-def]
-    return lambda planes: evaluator.evaluate(planes)[0]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -48,12 +43,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from chesszero.evaluate.mate_recall import (
-        mate_recall,
+        Agreement,
+        MateRecall,
+        onnx_policy,
+        own_target_fit,
         scan_replay,
         shard_paths,
-        target_agreement,
     )
-    from chesszero.search.evaluators import OnnxEvaluator
 
     try:
         scan = scan_replay(shard_paths(args.run, args.first, args.last), sample_fraction=args.sample,
@@ -63,10 +59,9 @@ def main(argv: list[str] | None = None) -> int:
             arms["control"] = args.run / "artifacts" / "initial" / "int8.onnx"
         results = {}
         for arm, model in arms.items():
-            policy = _policy(OnnxEvaluator(model, threads=1))
-            recall = mate_recall(scan.rows, scan.mates, policy)
-            agreement = target_agreement(scan.sample, policy)
-            results[arm] = {"mate_recall": asdict(recall), "target_agreement": asdict(agreement)}
+            results[arm] = own_target_fit(scan, onnx_policy(model))
+            recall = MateRecall(**results[arm]["mate_recall"])
+            agreement = Agreement(**results[arm]["target_agreement"])
             print(f"{arm} ({model}):\n  {recall.line()}\n  {agreement.line()}")
     except ValueError as exc:
         print(f"mate_recall: {exc}", file=sys.stderr)

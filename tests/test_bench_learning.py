@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from campaign_support import REPO, VENV_BIN, campaign_env, make_dvc_project, make_root
@@ -375,6 +376,13 @@ def test_quick_learning_benchmark_end_to_end(tmp_path: Path) -> None:
     assert "| control | random | policy | 2 |" in text
     assert "- host speed: before the campaign perft " in text
     assert "## Where the campaign's time went" in text and "| train quantum | 1 |" in text
+    fit = result["own_targets"]  # both arms scored on the run's own self-play positions
+    assert fit["generations"] == [0, state["generation"] - 1] and fit["rows"] > 0
+    for arm in ("final", "control"):
+        agreement, recall = fit[arm]["target_agreement"], fit[arm]["mate_recall"]
+        assert 0 <= agreement["agree"] <= agreement["positions"] <= fit["rows"]
+        assert recall["rows"] == fit["rows"] and 0 <= recall["top_mates"] <= recall["positions"]
+    assert "## Fit to its own targets" in text and "| control |" in text.split("## Fit to its own targets")[1]
     games = root / "runs" / name / "evals" / "final-benchmark"
     assert len(list(games.glob("*.pgn"))) == len(final["matches"])
     assert (games / "control_searched_vs_random.pgn").is_file()
@@ -436,3 +444,32 @@ def test_quick_learning_benchmark_end_to_end(tmp_path: Path) -> None:
                            cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
     assert bogus.returncode == 2 and "--search rooot=puct" in bogus.stderr and "rooot" in bogus.stderr
     assert not list(out.glob(f"generation_{generation}-*.json"))
+
+
+def test_fit_to_own_targets_is_reported_and_compared(tmp_path: Path) -> None:
+    """A run that measured how its networks fit its own targets shows it in its report and in the
+    ablation table; a run from before shows nothing / "-"."""
+    from learning_compare import Run, ablations_markdown
+    from learning_table import fit_lines
+
+    def arm(agree: int, top: int) -> dict[str, Any]:
+        return {"target_agreement": {"positions": 200, "agree": agree, "target_prob_median": 0.0712},
+                "mate_recall": {"rows": 1000, "positions": 20, "target_top_mates": 20, "top_mates": top,
+                                "mass_median": 0.04, "mass_mean": 0.06}}
+
+    fit = {"generations": [30, 39], "rows": 1000, "sample_fraction": 0.15, "final": arm(44, 5), "control": arm(20, 1)}
+    assert fit_lines(climb_summary()) == []
+    text = "\n".join(fit_lines({**climb_summary(), "own_targets": fit}))
+    assert "generations 30-39 (1000 rows)" in text and "seeded 15% sample" in text
+    assert "| final | 44/200 (22%) | 0.071 | 20 | 20 | 5 (25%) | 0.040 |" in text
+    assert "| control | 20/200 (10%) | 0.071 | 20 | 20 | 1 (5%) | 0.040 |" in text
+    folders = []
+    for name, extra in (("before", {}), ("after", {"own_targets": fit})):
+        folder = tmp_path / name
+        write_csv(curve_from_series(series(3, conversion=False)), folder / "curve.csv")
+        (folder / "summary.json").write_text(json.dumps({**climb_summary(), "campaign": name, **extra}))
+        folders.append(folder)
+    rows = ablations_markdown([Run.load(f) for f in folders]).splitlines()
+    head = next(i for i, row in enumerate(rows) if row.startswith("| run |"))
+    assert rows[head].rstrip(" |").endswith("own targets' top move matched: final / control")
+    assert [row.rstrip(" |").rsplit(" | ", 1)[1] for row in rows[head + 2:head + 4]] == ["-", "22% / 10%"]

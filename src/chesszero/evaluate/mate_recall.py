@@ -29,7 +29,7 @@ from chesszero import core
 from chesszero.evaluate.mates import mating_moves
 
 __all__ = ["Agreement", "MatePosition", "MateRecall", "ReplayScan", "SampledPosition", "mate_positions",
-           "mate_recall", "scan_replay", "shard_paths", "target_agreement"]
+           "mate_recall", "onnx_policy", "own_target_fit", "scan_replay", "shard_paths", "target_agreement"]
 
 PolicyFn = Callable[[np.ndarray], np.ndarray]
 """``planes float32[N, 52, 8, 8] -> policy logits [N, 1880]``."""
@@ -211,3 +211,19 @@ def mate_recall(rows: int, positions: Sequence[MatePosition], policy: PolicyFn, 
         target_top_mates=sum(p.target_top in p.mates for p in positions), top_mates=top,
         mass_median=float(np.median(masses)) if masses else None,
         mass_mean=float(np.mean(masses)) if masses else None)
+
+
+def onnx_policy(path: str | Path, *, threads: int = 1) -> PolicyFn:
+    """The policy logits of an ONNX network file (ONNX Runtime on CPU)."""
+    from chesszero.search.evaluators import OnnxEvaluator
+
+    evaluator = OnnxEvaluator(path, threads=threads)
+    return lambda planes: evaluator.evaluate(planes)[0]
+
+
+def own_target_fit(scan: ReplayScan, policy: PolicyFn) -> dict[str, dict[str, float | int | None]]:
+    """Target agreement on the scan's sample and mate recall on its mate positions, as plain dicts."""
+    from dataclasses import asdict
+
+    return {"target_agreement": asdict(target_agreement(scan.sample, policy)),
+            "mate_recall": asdict(mate_recall(scan.rows, scan.mates, policy))}
