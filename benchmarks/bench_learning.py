@@ -216,12 +216,12 @@ def fit_section(run_dir: Path, last: int, arms: dict[str, Path], console: Consol
     first = max(0, last - FIT_GENERATIONS + 1)
     try:
         scan = scan_replay(shard_paths(run_dir, first, last), sample_fraction=FIT_SAMPLE, seed=0)
-    except ValueError as exc:
+        fit: dict[str, Any] = {"generations": [first, last], "rows": scan.rows, "sample_fraction": FIT_SAMPLE}
+        for arm, model in arms.items():
+            fit[arm] = own_target_fit(scan, onnx_policy(model))
+    except ValueError as exc:  # the report is still written, without this section
         console.print(f"[yellow]warning: no fit to the run's own targets: {exc}[/yellow]")
         return None
-    fit: dict[str, Any] = {"generations": [first, last], "rows": scan.rows, "sample_fraction": FIT_SAMPLE}
-    for arm, model in arms.items():
-        fit[arm] = own_target_fit(scan, onnx_policy(model))
     return fit
 
 

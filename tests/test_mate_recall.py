@@ -177,3 +177,18 @@ def test_script_scores_final_and_control_artifacts(run_dir, tmp_path, capsys):
     assert "2 of 10 searched positions hold a mate in one" in capsys.readouterr().out
     assert main([str(run_dir), "3", "5", "--model", str(tmp_path / "missing.onnx"), "--no-control"]) == 2
     assert "missing.onnx" in capsys.readouterr().err
+
+
+def test_corrupt_shard_and_wrong_model_file_are_named(run_dir, tmp_path):
+    from chesszero.evaluate.mate_recall import onnx_policy
+
+    bad = run_dir / "shards" / "gen_0004" / "b.parquet"
+    original = bad.read_bytes()
+    bad.write_bytes(original[: len(original) // 2])
+    with pytest.raises(ValueError, match="b.parquet: not a readable self-play shard"):
+        scan_replay(shard_paths(run_dir, 3, 5))
+    assert bad.stat().st_size == len(original) // 2  # read only, nothing moved or rewritten
+    text = tmp_path / "model.onnx"
+    text.write_text("not a model")
+    with pytest.raises(ValueError, match="model.onnx: not a loadable ONNX network"):
+        onnx_policy(text)

@@ -154,7 +154,11 @@ def scan_replay(shards: Iterable[str | Path], *, sample_fraction: float = 0.0, s
     rng = np.random.default_rng(seed)
     rows, found, sample = 0, [], []
     for path in shards:
-        for rec in read_shard(path).iter_rows(named=True):
+        try:
+            frame = read_shard(path)
+        except Exception as exc:  # unreadable file, bad Parquet or schema violation
+            raise ValueError(f"{path}: not a readable self-play shard: {str(exc).splitlines()[0][:300]}") from exc
+        for rec in frame.iter_rows(named=True):
             try:
                 rows += _record_positions(rec, found, sample, lambda: bool(rng.random() < sample_fraction))
             except core.ChessError as exc:
@@ -217,7 +221,12 @@ def onnx_policy(path: str | Path, *, threads: int = 1) -> PolicyFn:
     """The policy logits of an ONNX network file (ONNX Runtime on CPU)."""
     from chesszero.search.evaluators import OnnxEvaluator
 
-    evaluator = OnnxEvaluator(path, threads=threads)
+    try:
+        evaluator = OnnxEvaluator(path, threads=threads)
+    except ValueError:
+        raise
+    except Exception as exc:  # ONNX Runtime's own errors for a file that is not a model
+        raise ValueError(f"{path}: not a loadable ONNX network: {str(exc).splitlines()[0][:300]}") from exc
     return lambda planes: evaluator.evaluate(planes)[0]
 
 
