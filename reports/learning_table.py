@@ -140,6 +140,24 @@ def fit_lines(summary: dict[str, Any]) -> list[str]:
         top = f"{m['top_mates']} ({_percent(m['top_mates'] / m['positions'])})" if m["positions"] else "-"
         lines.append(f"| {arm} | {share} | {_f(a['target_prob_median'], 3)} | {m['positions']} | "
                      f"{m['target_top_mates']} | {top} | {_f(m['mass_median'], 3)} |")
+    return [*lines, "", *_stalemate_lines(fit)]
+
+
+def _stalemate_lines(fit: dict[str, Any]) -> list[str]:
+    """The stalemate rows of ``own_targets`` (runs from 2026-12-06 on)."""
+    arms = [arm for arm in ("final", "control") if "stalemate_risk" in fit.get(arm, {})]
+    if not arms:
+        return []
+    lines = ["On the positions where some legal move stalemates: how often the target's and the network's "
+             "top moves stalemate, and their mean weight on the stalemating moves.", "",
+             "| arm | positions with a stalemating move | target's top move stalemates | network's top move "
+             "stalemates | target's weight on them (mean) | network's mass on them (mean) |",
+             "|---|---:|---:|---:|---:|---:|"]
+    for arm in arms:
+        r = fit[arm]["stalemate_risk"]
+        top = f"{r['top_stalemates']} ({_percent(r['top_stalemates'] / r['positions'])})" if r["positions"] else "-"
+        lines.append(f"| {arm} | {r['positions']} | {r['target_top_stalemates']} | {top} | "
+                     f"{_f(r['target_mass_mean'], 3)} | {_f(r['mass_mean'], 3)} |")
     return [*lines, ""]
 
 

@@ -4,7 +4,9 @@ Among the searched positions of generations FIRST..LAST that hold a mate in
 one, how often the stored search target and the network's top legal move
 mate, and the policy mass on the mating moves; on a seeded sample of all
 those positions (``--sample``, 0.15), how often the network's top legal move
-is the stored target's top move. For the run's final artifact
+is the stored target's top move; among the positions where some legal move
+stalemates, how often the target's and the network's top moves stalemate and
+their mean weight on those moves. For the run's final artifact
 (or ``--model``) and, as the control, its untrained ``initial`` artifact
 (docs/learning.md uses it to tell a network that never reaches mates from
 one that underfits them). Usage::
@@ -45,6 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     from chesszero.evaluate.mate_recall import (
         Agreement,
         MateRecall,
+        StalemateRisk,
         onnx_policy,
         own_target_fit,
         scan_replay,
@@ -62,7 +65,8 @@ def main(argv: list[str] | None = None) -> int:
             results[arm] = own_target_fit(scan, onnx_policy(model))
             recall = MateRecall(**results[arm]["mate_recall"])
             agreement = Agreement(**results[arm]["target_agreement"])
-            print(f"{arm} ({model}):\n  {recall.line()}\n  {agreement.line()}")
+            risk = StalemateRisk(**results[arm]["stalemate_risk"])
+            print(f"{arm} ({model}):\n  {recall.line()}\n  {agreement.line()}\n  {risk.line()}")
     except ValueError as exc:
         print(f"mate_recall: {exc}", file=sys.stderr)
         return 2

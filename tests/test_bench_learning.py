@@ -382,6 +382,8 @@ def test_quick_learning_benchmark_end_to_end(tmp_path: Path) -> None:
         agreement, recall = fit[arm]["target_agreement"], fit[arm]["mate_recall"]
         assert 0 <= agreement["agree"] <= agreement["positions"] <= fit["rows"]
         assert recall["rows"] == fit["rows"] and 0 <= recall["top_mates"] <= recall["positions"]
+        risk = fit[arm]["stalemate_risk"]
+        assert risk["rows"] == fit["rows"] and 0 <= risk["top_stalemates"] <= risk["positions"] <= fit["rows"]
     assert "## Fit to its own targets" in text and "| control |" in text.split("## Fit to its own targets")[1]
     games = root / "runs" / name / "evals" / "final-benchmark"
     assert len(list(games.glob("*.pgn"))) == len(final["matches"])
@@ -463,6 +465,11 @@ def test_fit_to_own_targets_is_reported_and_compared(tmp_path: Path) -> None:
     assert "generations 30-39 (1000 rows)" in text and "seeded 15% sample" in text
     assert "| final | 44/200 (22%) | 0.071 | 20 | 20 | 5 (25%) | 0.040 |" in text
     assert "| control | 20/200 (10%) | 0.071 | 20 | 20 | 1 (5%) | 0.040 |" in text
+    assert "stalemating" not in text  # a run from before stalemate risk was measured
+    fit["final"]["stalemate_risk"] = {"rows": 1000, "positions": 8, "target_top_stalemates": 0,
+                                      "top_stalemates": 2, "target_mass_mean": 0.0123, "mass_mean": 0.1}
+    text = "\n".join(fit_lines({**climb_summary(), "own_targets": fit}))
+    assert "| final | 8 | 0 | 2 (25%) | 0.012 | 0.100 |" in text and "| control | 8 |" not in text
     folders = []
     for name, extra in (("before", {}), ("after", {"own_targets": fit})):
         folder = tmp_path / name

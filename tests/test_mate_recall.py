@@ -192,3 +192,46 @@ def test_corrupt_shard_and_wrong_model_file_are_named(run_dir, tmp_path):
     text.write_text("not a model")
     with pytest.raises(ValueError, match="model.onnx: not a loadable ONNX network"):
         onnx_policy(text)
+
+
+def test_stalemate_positions_and_risk(tmp_path):
+    from chesszero.evaluate.mate_recall import stalemate_risk
+
+    fen = "k7/3Q4/1K6/8/8/8/8/8 w - - 0 1"  # Qd8 mates, Qc7 and Qd6 stalemate
+    board = chess.Board(fen)
+    expected, mates = set(), set()
+    for move in board.legal_moves:
+        board.push(move)
+        if board.is_stalemate():
+            expected.add(move.uci())
+        if board.is_checkmate():
+            mates.add(move.uci())
+        board.pop()
+    assert expected == {"d7c7", "d7d6"}
+    game = core.Game(fen)
+    record = GameRecord(game_id="s", model_id="m", generation=0, start_type="random", start_fen=fen,
+                        prefix_moves=[], moves=["d7d8"], plies=[_ply(game, 0, "d7c7")], result="1-0",
+                        termination="checkmate", searches=1)
+    write_shard([record], tmp_path / "shards" / "gen_0000" / "s.parquet")
+    scan = scan_replay(shard_paths(tmp_path, 0, 0))
+    assert scan.rows == 1 and len(scan.mates) == 1 and len(scan.stalemates) == 1
+    pos = scan.stalemates[0]
+    assert pos.stalemates == frozenset(game.action_of(u) for u in expected) and pos.target_mass == 0.75
+    assert "d7d8" in mates and scan.mates[0].mates == frozenset(game.action_of(u) for u in mates)
+
+    def favour(uci: str):
+        def policy(planes: np.ndarray) -> np.ndarray:
+            logits = np.zeros((len(planes), int(core.NUM_ACTIONS)), dtype=np.float32)
+            logits[:, game.action_of(uci)] = 2.0
+            return logits
+        return policy
+
+    n = board.legal_moves.count()
+    risky = stalemate_risk(scan.rows, scan.stalemates, favour("d7c7"))
+    assert (risky.positions, risky.target_top_stalemates, risky.top_stalemates) == (1, 1, 1)
+    assert risky.target_mass_mean == 0.75
+    assert risky.mass_mean == pytest.approx((math.exp(2.0) + 1) / (math.exp(2.0) + n - 1))
+    safe = stalemate_risk(scan.rows, scan.stalemates, favour("d7d8"))
+    assert safe.top_stalemates == 0 and safe.mass_mean == pytest.approx(2.0 / (math.exp(2.0) + n - 1))
+    assert "1 of 1 searched positions have a stalemating move" in risky.line()
+    assert "none with a stalemating move" in stalemate_risk(3, [], favour("d7d8")).line()

@@ -14,22 +14,28 @@ Positions are replayed from the shards with the core, so the planes carry
 the same history and repetition planes the training rows had. Late-tail
 searches (never admitted as rows) are skipped. A seeded sample of all the
 searched positions gives the general measure beside it: how often the
-network's top legal move is the stored target's top move.
+network's top legal move is the stored target's top move. The positions
+where some legal move stalemates get the same questions with the sign
+turned: how much weight the stored target and the network put on the
+stalemating moves, and how often either's top move is one (the raw policy
+stalemates far-ahead games against the random mover; a softer target could
+teach it to).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from chesszero import core
-from chesszero.evaluate.mates import mating_moves
+from chesszero.evaluate.mates import ending_moves
 
-__all__ = ["Agreement", "MatePosition", "MateRecall", "ReplayScan", "SampledPosition", "mate_positions",
-           "mate_recall", "onnx_policy", "own_target_fit", "scan_replay", "shard_paths", "target_agreement"]
+__all__ = ["Agreement", "MatePosition", "MateRecall", "ReplayScan", "SampledPosition", "StalematePosition",
+           "StalemateRisk", "mate_positions", "mate_recall", "onnx_policy", "own_target_fit", "scan_replay",
+           "shard_paths", "stalemate_risk", "target_agreement"]
 
 PolicyFn = Callable[[np.ndarray], np.ndarray]
 """``planes float32[N, 52, 8, 8] -> policy logits [N, 1880]``."""
@@ -54,13 +60,22 @@ class MatePosition(SampledPosition):
 
 
 @dataclass(frozen=True)
+class StalematePosition(SampledPosition):
+    """A searched replay position where some legal move stalemates."""
+
+    stalemates: frozenset[int] = frozenset()  # the legal actions that stalemate
+    target_mass: float = 0.0  # the stored target's weight on them
+
+
+@dataclass(frozen=True)
 class ReplayScan:
     """What :func:`scan_replay` found: the rows counted, those with a mate in
-    one, and the seeded sample of all rows."""
+    one, the seeded sample of all rows and those with a stalemating move."""
 
     rows: int
     mates: list[MatePosition]
     sample: list[SampledPosition]
+    stalemates: list[StalematePosition] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -99,6 +114,26 @@ class MateRecall:
                 f"median {self.mass_median:.3f}, mean {self.mass_mean:.3f}")
 
 
+@dataclass(frozen=True)
+class StalemateRisk:
+    """Counts over the ``positions`` (of ``rows``) where some legal move stalemates."""
+
+    rows: int
+    positions: int
+    target_top_stalemates: int  # the stored target's top move stalemates
+    top_stalemates: int  # the network's top legal move stalemates
+    target_mass_mean: float | None  # the stored target's mean weight on the stalemating moves
+    mass_mean: float | None  # the network's mean softmax mass on them
+
+    def line(self) -> str:
+        if not self.positions:
+            return f"{self.rows} searched positions, none with a stalemating move"
+        return (f"{self.positions} of {self.rows} searched positions have a stalemating move; the search "
+                f"target's top move stalemates on {self.target_top_stalemates}, the network's top move on "
+                f"{self.top_stalemates} ({self.top_stalemates / self.positions:.0%}); mean weight on the "
+                f"stalemating moves: target {self.target_mass_mean:.3f}, network {self.mass_mean:.3f}")
+
+
 def shard_paths(run_dir: str | Path, first: int, last: int) -> list[Path]:
     """The Parquet shards of generations ``first..last`` of a campaign folder."""
     if first < 0 or last < first:
@@ -112,10 +147,9 @@ def shard_paths(run_dir: str | Path, first: int, last: int) -> list[Path]:
     return paths
 
 
-def _record_positions(rec: dict, out: list[MatePosition], sample: list[SampledPosition],
-                      draw: Callable[[], bool]) -> int:
-    """Appends the record's mate positions to ``out`` and its sampled ones
-    (``draw()`` true) to ``sample``; returns its searched rows."""
+def _record_positions(rec: dict, scan: ReplayScan, draw: Callable[[], bool]) -> int:
+    """Appends the record's mate, stalemate and sampled (``draw()`` true)
+    positions to ``scan``'s lists; returns its searched rows."""
     searched = {int(p): i for i, p in enumerate(rec["ply"])}
     tail = rec.get("is_tail_search") or [False] * len(searched)
     game = core.Game(rec["start_fen"])
@@ -132,15 +166,23 @@ def _record_positions(rec: dict, out: list[MatePosition], sample: list[SampledPo
             here = dict(fen=game.fen(), planes=game.encode(), legal=np.asarray(game.legal_actions()),
                         target_top=ids[int(np.argmax(counts))])
             if draw():
-                sample.append(SampledPosition(**here))
-            mates = mating_moves(game)
+                scan.sample.append(SampledPosition(**here))
+            mates, stalemates = ending_moves(game)
             if mates:
                 mate_ids = frozenset(game.action_of(u) for u in mates)
-                out.append(MatePosition(**here, mates=mate_ids, target_mass=float(
-                    sum(c for a, c in zip(ids, counts, strict=True) if a in mate_ids) / counts.sum())))
+                scan.mates.append(MatePosition(**here, mates=mate_ids, target_mass=_mass(ids, counts, mate_ids)))
+            if stalemates:
+                stale_ids = frozenset(game.action_of(u) for u in stalemates)
+                scan.stalemates.append(StalematePosition(**here, stalemates=stale_ids,
+                                                         target_mass=_mass(ids, counts, stale_ids)))
         if p < len(moves):
             game.push_uci(moves[p])
     return rows
+
+
+def _mass(ids: list[int], counts: np.ndarray, among: frozenset[int]) -> float:
+    """The target's share on the actions ``among``."""
+    return float(sum(c for a, c in zip(ids, counts, strict=True) if a in among) / counts.sum())
 
 
 def scan_replay(shards: Iterable[str | Path], *, sample_fraction: float = 0.0, seed: int = 0) -> ReplayScan:
@@ -152,7 +194,8 @@ def scan_replay(shards: Iterable[str | Path], *, sample_fraction: float = 0.0, s
     if not 0.0 <= sample_fraction <= 1.0:
         raise ValueError(f"sample_fraction must lie in [0, 1], got {sample_fraction!r}")
     rng = np.random.default_rng(seed)
-    rows, found, sample = 0, [], []
+    scan = ReplayScan(0, [], [])
+    rows = 0
     for path in shards:
         try:
             frame = read_shard(path)
@@ -160,10 +203,10 @@ def scan_replay(shards: Iterable[str | Path], *, sample_fraction: float = 0.0, s
             raise ValueError(f"{path}: not a readable self-play shard: {str(exc).splitlines()[0][:300]}") from exc
         for rec in frame.iter_rows(named=True):
             try:
-                rows += _record_positions(rec, found, sample, lambda: bool(rng.random() < sample_fraction))
+                rows += _record_positions(rec, scan, lambda: bool(rng.random() < sample_fraction))
             except core.ChessError as exc:
                 raise ValueError(f"{path}: game {rec.get('game_id')}: {exc}") from exc
-    return ReplayScan(rows, found, sample)
+    return ReplayScan(rows, scan.mates, scan.sample, scan.stalemates)
 
 
 def mate_positions(shards: Iterable[str | Path]) -> tuple[int, list[MatePosition]]:
@@ -199,21 +242,41 @@ def target_agreement(sample: Sequence[SampledPosition], policy: PolicyFn, *, bat
     return Agreement(len(sample), agree, float(np.median(probs)) if probs else None)
 
 
-def mate_recall(rows: int, positions: Sequence[MatePosition], policy: PolicyFn, *,
-                batch: int = 64) -> MateRecall:
-    """Scores ``policy`` on ``positions``: top legal move a mate, softmax mass on the mates."""
+def _scores_on(positions: Sequence[SampledPosition], moves: Callable[[SampledPosition], frozenset[int]],
+               policy: PolicyFn, batch: int) -> tuple[list[float], int]:
+    """``policy``'s softmax mass on each position's ``moves(pos)`` and how
+    often its top legal move is one of them."""
     if batch < 1:
         raise ValueError(f"batch must be >= 1, got {batch}")
     masses, top = [], 0
     for k in range(0, len(positions), batch):
         chunk = positions[k:k + batch]
         for prob, pos in zip(_legal_probs(policy, chunk), chunk, strict=True):
-            masses.append(float(sum(p for a, p in zip(pos.legal, prob, strict=True) if int(a) in pos.mates)))
-            top += int(pos.legal[int(np.argmax(prob))]) in pos.mates
+            among = moves(pos)
+            masses.append(float(sum(p for a, p in zip(pos.legal, prob, strict=True) if int(a) in among)))
+            top += int(pos.legal[int(np.argmax(prob))]) in among
+    return masses, top
+
+
+def mate_recall(rows: int, positions: Sequence[MatePosition], policy: PolicyFn, *,
+                batch: int = 64) -> MateRecall:
+    """Scores ``policy`` on ``positions``: top legal move a mate, softmax mass on the mates."""
+    masses, top = _scores_on(positions, lambda pos: pos.mates, policy, batch)
     return MateRecall(
         rows=rows, positions=len(positions),
         target_top_mates=sum(p.target_top in p.mates for p in positions), top_mates=top,
         mass_median=float(np.median(masses)) if masses else None,
+        mass_mean=float(np.mean(masses)) if masses else None)
+
+
+def stalemate_risk(rows: int, positions: Sequence[StalematePosition], policy: PolicyFn, *,
+                   batch: int = 64) -> StalemateRisk:
+    """Scores ``policy`` on ``positions``: top legal move a stalemate, softmax mass on the stalemates."""
+    masses, top = _scores_on(positions, lambda pos: pos.stalemates, policy, batch)
+    return StalemateRisk(
+        rows=rows, positions=len(positions),
+        target_top_stalemates=sum(p.target_top in p.stalemates for p in positions), top_stalemates=top,
+        target_mass_mean=float(np.mean([p.target_mass for p in positions])) if positions else None,
         mass_mean=float(np.mean(masses)) if masses else None)
 
 
@@ -231,8 +294,10 @@ def onnx_policy(path: str | Path, *, threads: int = 1) -> PolicyFn:
 
 
 def own_target_fit(scan: ReplayScan, policy: PolicyFn) -> dict[str, dict[str, float | int | None]]:
-    """Target agreement on the scan's sample and mate recall on its mate positions, as plain dicts."""
+    """Target agreement on the scan's sample, mate recall on its mate positions
+    and stalemate risk on its stalemate positions, as plain dicts."""
     from dataclasses import asdict
 
     return {"target_agreement": asdict(target_agreement(scan.sample, policy)),
-            "mate_recall": asdict(mate_recall(scan.rows, scan.mates, policy))}
+            "mate_recall": asdict(mate_recall(scan.rows, scan.mates, policy)),
+            "stalemate_risk": asdict(stalemate_risk(scan.rows, scan.stalemates, policy))}

@@ -38,14 +38,22 @@ class MateInOne:
 
 def mating_moves(game: core.Game) -> set[str]:
     """The legal moves (UCI) that checkmate in ``game``'s current position."""
-    mates = set()
+    return ending_moves(game)[0]
+
+
+def ending_moves(game: core.Game) -> tuple[set[str], set[str]]:
+    """The legal moves (UCI) that checkmate and those that stalemate in
+    ``game``'s current position, in one pass over the legal moves."""
+    mates, stalemates = set(), set()
     for uci in game.legal_uci():
         game.push_uci(uci)
         outcome = game.outcome()
         if outcome is not None and outcome.termination is core.Termination.CHECKMATE:
             mates.add(uci)
+        elif outcome is not None and outcome.termination is core.Termination.STALEMATE:
+            stalemates.add(uci)
         game.pop()
-    return mates
+    return mates, stalemates
 
 
 def mates_in_one(start_fen: str, moves: Sequence[str], *, white: bool, skip: int = 0) -> MateInOne:
@@ -67,4 +75,4 @@ def mates_in_one(start_fen: str, moves: Sequence[str], *, white: bool, skip: int
     return MateInOne(available, played)
 
 
-__all__ = ["MateInOne", "mates_in_one", "mating_moves"]
+__all__ = ["MateInOne", "ending_moves", "mates_in_one", "mating_moves"]
