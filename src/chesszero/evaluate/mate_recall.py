@@ -18,14 +18,14 @@ network's top legal move is the stored target's top move. The positions
 where some legal move stalemates get the same questions with the sign
 turned: how much weight the stored target and the network put on the
 stalemating moves, and how often either's top move is one (the raw policy
-stalemates far-ahead games against the random mover; a softer target could
-teach it to).
+stalemates far-ahead games against the random mover; this tells a target
+that teaches it from a network that does it on its own).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -194,8 +194,7 @@ def scan_replay(shards: Iterable[str | Path], *, sample_fraction: float = 0.0, s
     if not 0.0 <= sample_fraction <= 1.0:
         raise ValueError(f"sample_fraction must lie in [0, 1], got {sample_fraction!r}")
     rng = np.random.default_rng(seed)
-    scan = ReplayScan(0, [], [])
-    rows = 0
+    scan, rows = ReplayScan(0, [], []), 0
     for path in shards:
         try:
             frame = read_shard(path)
@@ -206,7 +205,7 @@ def scan_replay(shards: Iterable[str | Path], *, sample_fraction: float = 0.0, s
                 rows += _record_positions(rec, scan, lambda: bool(rng.random() < sample_fraction))
             except core.ChessError as exc:
                 raise ValueError(f"{path}: game {rec.get('game_id')}: {exc}") from exc
-    return ReplayScan(rows, scan.mates, scan.sample, scan.stalemates)
+    return replace(scan, rows=rows)
 
 
 def mate_positions(shards: Iterable[str | Path]) -> tuple[int, list[MatePosition]]:
