@@ -148,6 +148,9 @@ _ALL = (
     Target("se-inference-cost", ">=", 0.8, RATIO,
            "issue 22: squeeze-and-excitation measured with its inference cost; the project's bound "
            "for trying it: the gated INT8 network keeps at least 0.8x the plain one's rate"),
+    Target("attack-inference-cost", ">=", 0.8, RATIO,
+           "issue 22: attack planes measured with their inference cost; the same bound as "
+           "squeeze-and-excitation's: the INT8 network with them keeps at least 0.8x the plain one's rate"),
     Target("int8-agreement", ">=", 0.95, "share", "issue 5: fidelity gate, top-1 legal agreement"),
     Target("int8-kl", "<=", 0.01, "nats", "issue 5: fidelity gate, mean legal-policy KL"),
     Target("int8-wdl-mae", "<=", 0.02, "abs. error", "issue 5: fidelity gate, WDL mean absolute error"),

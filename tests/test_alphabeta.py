@@ -19,6 +19,7 @@ import time
 import chess
 import numpy as np
 import pytest
+from search_support import random_boards
 
 from chesszero import _core
 
@@ -324,24 +325,12 @@ def test_set_hash_and_result_shape() -> None:
         board.push_uci(uci)  # raises on an illegal PV move
 
 
-def _random_positions(n: int, seed: int) -> list[chess.Board]:
-    rng = random.Random(seed)
-    boards = []
-    while len(boards) < n:
-        board = chess.Board()
-        for _ in range(rng.randrange(0, 80)):
-            moves = list(board.legal_moves)
-            if not moves:
-                break
-            board.push(rng.choice(moves))
-        boards.append(board)
-    return boards
 
 
 def test_control_evaluate_is_colour_symmetric() -> None:
     assert _core.control_evaluate(START) == 0
     values = set()
-    for board in _random_positions(300, seed=7):
+    for board in random_boards(300, seed=7):
         v = _core.control_evaluate(board.fen())
         assert v == _core.control_evaluate(board.mirror().fen()), board.fen()
         values.add(v)

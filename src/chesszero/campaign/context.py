@@ -132,6 +132,7 @@ ADDED_KEYS: dict[str, Any] = {
     "search.moves_left": {"slope": 0.0, "cap": 0.0345, "linear": 1.6521, "quadratic": -0.6521},
     "publish.max_moves_left_mae": ANY,  # read only with search.moves_left.slope > 0
     "model.se_ratio": 0,
+    "model.attack_planes": False,
     "search.eval_root": None,
     "evaluate.parallel_matches": ANY,  # how many matches run at once, not which games they play
     "selfplay.random_opponent_fraction": 0.0,

@@ -42,7 +42,7 @@ from chesszero.config.schema import CandidateStart
 
 
 def sizes(cfg: Config) -> list[str]:
-    """The campaign's size ladder: ``model.size`` then ``progressive.stages`` (with ``model.se_ratio``)."""
+    """The campaign's size ladder: ``model.size`` then ``progressive.stages`` (with ``model.se_ratio`` and ``model.attack_planes``)."""
     return [size.name for size in cfg.network_sizes()]
 
 

@@ -14,7 +14,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         description="Net2Net growth: new blocks start as identities, widened layers copy units and "
         "split their outgoing weights. The grown checkpoint keeps the step, RNG and extra state "
         "(sampler, credit ledger); the optimizer restarts without momentum. Train it with "
-        "--set model.size=BxC (and model.se_ratio=R for a gated BxC-seR network).")
+        "--set model.size=BxC (and model.se_ratio=R for a gated BxC-seR network, "
+        "model.attack_planes=true for a BxC-at one).")
     p.add_argument("--checkpoint", type=Path, required=True, help="training checkpoint to grow")
     p.add_argument("--size", required=True, help="target size BxC, no smaller in either dimension "
                    "(BxC-seR when the source is gated: the same ratio R)")

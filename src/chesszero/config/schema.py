@@ -70,9 +70,10 @@ class Reflection(str, Enum):
 
 def _plain_size(value: str, key: str) -> str:
     size = parse_size(value)
-    if size.se_ratio:
+    if not size.plain:
         raise ValueError(f"{key} {value!r}: give blocks and channels only ('{size.blocks}x{size.channels}'); "
-                         "squeeze-and-excitation is model.se_ratio, for every size of the campaign")
+                         "squeeze-and-excitation is model.se_ratio and attack planes model.attack_planes, "
+                         "for every size of the campaign")
     return size.name
 
 
@@ -80,6 +81,9 @@ class ModelConfig(_Section):
     size: str = Field(description="Trunk 'BxC': 14x160 (paper), 6x64 (cpu), any BxC with C % 4 == 0.")
     se_ratio: int = Field(ge=0, description="Squeeze-and-excitation on every block's branch with hidden "
                           "width C / se_ratio (0: off, SPEC 4's blocks; issue 22), for every size of the campaign.")
+    attack_planes: bool = Field(description="Two more stem input planes, the squares each side attacks, computed "
+                                "inside the network from the piece planes (sizes 'BxC-at'; issue 22, not in "
+                                "SPEC 4), for every size of the campaign.")
 
     @field_validator("size")
     @classmethod
@@ -93,8 +97,8 @@ class ModelConfig(_Section):
 
     @property
     def shape(self) -> ModelSize:
-        """Blocks, channels and squeeze-and-excitation as a :class:`ModelSize`."""
-        return parse_size(self.size).with_se(self.se_ratio)
+        """Blocks, channels, squeeze-and-excitation and attack planes as a :class:`ModelSize`."""
+        return parse_size(self.size).with_se(self.se_ratio).with_attacks(self.attack_planes)
 
 
 class RootRule(str, Enum):
@@ -545,8 +549,9 @@ class Config(_Section):
 
     def network_sizes(self) -> list[ModelSize]:
         """The campaign's networks: ``model.size`` then ``progressive.stages``, each
-        with ``model.se_ratio``."""
-        return [parse_size(s).with_se(self.model.se_ratio) for s in [self.model.size, *self.progressive.stages]]
+        with ``model.se_ratio`` and ``model.attack_planes``."""
+        return [parse_size(s).with_se(self.model.se_ratio).with_attacks(self.model.attack_planes)
+                for s in [self.model.size, *self.progressive.stages]]
 
     @model_validator(mode="after")
     def _growing(self) -> Config:

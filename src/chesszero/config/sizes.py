@@ -9,7 +9,10 @@ A suffix ``-seR`` (``"4x48-se4"``) adds squeeze-and-excitation to every
 block's branch with a hidden width of ``C / R`` (issue 22; not in SPEC 4,
 off unless asked for: ``model.se_ratio`` in a recipe). The suffix is part of
 the size's name, so checkpoints and deployment states that record a size
-record it too.
+record it too.  A suffix ``-at`` (``"4x48-at"``, ``"4x48-se4-at"``) gives the
+stem two more input planes, the squares each side attacks, computed inside
+the network from SPEC 2's piece planes (:mod:`chesszero.model.attacks`;
+issue 22, not in SPEC 4; ``model.attack_planes`` in a recipe).
 """
 
 from __future__ import annotations
@@ -19,18 +22,19 @@ from dataclasses import dataclass
 
 __all__ = ["NAMED_SIZES", "ModelSize", "parse_size"]
 
-_SIZE_RE = re.compile(r"^\s*(\d+)\s*[xX]\s*(\d+)\s*(?:-\s*se\s*(\d+))?\s*$", re.IGNORECASE)
+_SIZE_RE = re.compile(r"^\s*(\d+)\s*[xX]\s*(\d+)\s*(?:-\s*se\s*(\d+))?\s*(-\s*at)?\s*$", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
 class ModelSize:
     """Trunk shape: ``blocks`` residual blocks of ``channels`` channels, with
     squeeze-and-excitation of hidden width ``channels // se_ratio`` when
-    ``se_ratio`` > 0."""
+    ``se_ratio`` > 0, and attacked-square input planes when ``attacks``."""
 
     blocks: int
     channels: int
     se_ratio: int = 0
+    attacks: bool = False
 
     def __post_init__(self) -> None:
         if self.blocks < 1:
@@ -48,9 +52,10 @@ class ModelSize:
 
     @property
     def name(self) -> str:
-        """Canonical ``"BxC"`` spelling (``"BxC-seR"`` with squeeze-and-excitation)."""
+        """Canonical ``"BxC"`` spelling (``"BxC-seR"`` with squeeze-and-excitation, ``-at`` with attack planes)."""
         base = f"{self.blocks}x{self.channels}"
-        return f"{base}-se{self.se_ratio}" if self.se_ratio else base
+        base = f"{base}-se{self.se_ratio}" if self.se_ratio else base
+        return f"{base}-at" if self.attacks else base
 
     @property
     def se_hidden(self) -> int:
@@ -58,8 +63,17 @@ class ModelSize:
         return self.channels // self.se_ratio if self.se_ratio else 0
 
     def with_se(self, ratio: int) -> ModelSize:
-        """The same trunk with squeeze-and-excitation ratio ``ratio`` (0: none)."""
-        return ModelSize(self.blocks, self.channels, ratio)
+        """The same network with squeeze-and-excitation ratio ``ratio`` (0: none)."""
+        return ModelSize(self.blocks, self.channels, ratio, self.attacks)
+
+    def with_attacks(self, attacks: bool) -> ModelSize:
+        """The same network with (or without) the attacked-square input planes."""
+        return ModelSize(self.blocks, self.channels, self.se_ratio, bool(attacks))
+
+    @property
+    def plain(self) -> bool:
+        """Whether this is SPEC 4's network: no squeeze-and-excitation, no attack planes."""
+        return not self.se_ratio and not self.attacks
 
     def __str__(self) -> str:
         return self.name
@@ -78,7 +92,8 @@ NAMED_SIZES: dict[str, ModelSize] = {
 
 
 def parse_size(size: str | ModelSize) -> ModelSize:
-    """Return the :class:`ModelSize` for a ladder name or any ``"BxC"`` / ``"BxC-seR"`` string.
+    """Return the :class:`ModelSize` for a ladder name or any ``"BxC"`` / ``"BxC-seR"`` string
+    (either with ``-at`` appended).
 
     Raises ``ValueError`` quoting the input when it is not of that form.
     """
@@ -86,5 +101,6 @@ def parse_size(size: str | ModelSize) -> ModelSize:
         return size
     match = _SIZE_RE.match(size)
     if match is None:
-        raise ValueError(f"model size must look like 'BxC' or 'BxC-seR' (e.g. '14x160', '6x64-se4'), got {size!r}")
-    return ModelSize(int(match.group(1)), int(match.group(2)), int(match.group(3) or 0))
+        raise ValueError("model size must look like 'BxC', 'BxC-seR' or either with '-at' "
+                         f"(e.g. '14x160', '6x64-se4', '4x48-at'), got {size!r}")
+    return ModelSize(int(match.group(1)), int(match.group(2)), int(match.group(3) or 0), match.group(4) is not None)

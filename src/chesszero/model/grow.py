@@ -102,6 +102,11 @@ def check_growth(source: str | ModelSize, target: str | ModelSize) -> ModelSize:
             f"cannot grow a {src} network to {dst}: squeeze-and-excitation cannot be added, "
             "removed or resized function-preservingly (give both sizes the same -seR suffix)"
         )
+    if dst.attacks != src.attacks:
+        raise ValueError(
+            f"cannot grow a {src} network to {dst}: attack planes cannot be added or removed "
+            "(give both sizes the same -at suffix)"
+        )
     return dst
 
 

@@ -5,7 +5,8 @@
   activation in the trunk is ReLU6; convolutions carry no bias.
 - :class:`SqueezeExcite`: an optional channel gate on each block's branch
   (sizes ``"BxC-seR"``; issue 22, not in SPEC 4).
-- :class:`ChessNet`: stem + ``B`` blocks (block ``i`` pools when ``i % 2 == 1``)
+- :class:`ChessNet`: [attacked-square planes (sizes ``"BxC-at"``,
+  :mod:`chesszero.model.attacks`) +] stem + ``B`` blocks (block ``i`` pools when ``i % 2 == 1``)
   + policy and WDL heads, plus the training-only next-policy and
   remaining-length heads.  ``forward`` returns a :class:`NetOutput`.
 - :class:`InferenceNet`: a view sharing the same modules that returns only
@@ -24,6 +25,7 @@ from torch import nn
 from chesszero import core
 from chesszero.config.sizes import ModelSize, parse_size
 from chesszero.model.actions import ActionTable, core_action_table
+from chesszero.model.attacks import ATTACK_PLANES, AttackPlanes
 from chesszero.model.heads import FromToPolicyHead, LengthHead, WdlHead
 
 __all__ = [
@@ -35,6 +37,7 @@ __all__ = [
     "ResidualBlock",
     "SqueezeExcite",
     "count_parameters",
+    "stem_planes",
 ]
 
 INPUT_PLANES = int(core.NUM_PLANES)
@@ -157,7 +160,8 @@ class ChessNet(nn.Module):
         table = core_action_table() if table is None else table
         channels, blocks = self.size.channels, self.size.blocks
         scale = 1.0 / math.sqrt(blocks)
-        self.stem_conv = _conv3x3(INPUT_PLANES, channels)
+        self.attacks = AttackPlanes() if self.size.attacks else None
+        self.stem_conv = _conv3x3(stem_planes(self.size), channels)
         self.stem_bn = nn.BatchNorm2d(channels)
         self.blocks = nn.ModuleList(
             GlobalPoolingBlock(channels, scale, self.size.se_hidden)
@@ -184,9 +188,13 @@ class ChessNet(nn.Module):
             raise ValueError(f"{what} needs a network with its remaining-length head (ChessNet(aux_heads=True))")
         return self.length_head
 
+    def stem_input(self, planes: torch.Tensor) -> torch.Tensor:
+        """The stem's input: the planes, with the attack planes appended for ``-at`` sizes."""
+        return planes if self.attacks is None else torch.cat([planes, self.attacks(planes)], dim=1)
+
     def trunk(self, planes: torch.Tensor) -> torch.Tensor:
         """Shared features ``[N, C, 8, 8]`` from input planes ``[N, 52, 8, 8]``."""
-        x = F.relu6(self.stem_bn(self.stem_conv(planes)))
+        x = F.relu6(self.stem_bn(self.stem_conv(self.stem_input(planes))))
         for block in self.blocks:
             x = block(x)
         return x
@@ -216,6 +224,11 @@ class InferenceNet(nn.Module):
     def forward(self, planes: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         x = self.net.trunk(planes)
         return self.net.policy_head(x), self.net.value_head(x)
+
+
+def stem_planes(size: ModelSize) -> int:
+    """Planes the stem convolution reads: SPEC 2's 52, plus the attack planes for ``-at`` sizes."""
+    return INPUT_PLANES + (ATTACK_PLANES if size.attacks else 0)
 
 
 def count_parameters(module: nn.Module) -> int:

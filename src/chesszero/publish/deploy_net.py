@@ -26,6 +26,11 @@ Built by :func:`chesszero.publish.fold.fold_network` from a training
   in float (:class:`DeploySqueezeExcite`) between the second convolution,
   whose output gets a quantiser of its own so the convolution stays INT8,
   and the branch quantiser.
+- A network with attack planes (sizes ``"BxC-at"``) computes them in float
+  from the input planes with the same fixed module as training
+  (:class:`~chesszero.model.attacks.AttackPlanes`) and appends them to the
+  stem's input; they are binary, so the INT8 stem's input grid holds them
+  exactly (scale 1, like planes 0-39).
 - Activation quantisers (:class:`ActQuant`) sit where an integer runtime
   needs them: the input (with ``int8_stem``; fixed, see above), stem
   output, each block's middle activation, the (biased) input of a pooling
@@ -50,6 +55,7 @@ from torch import nn
 
 from chesszero import core
 from chesszero.config.sizes import ModelSize
+from chesszero.model.attacks import AttackPlanes
 from chesszero.publish.policy_fold import FoldedPolicyHead
 from chesszero.publish.quant_ops import (
     INT8_MAX,
@@ -103,17 +109,20 @@ use 7: ``2 * 116 * 127 = 29,464`` stays below the int16 saturation of
 _BINARY = core.NUM_BINARY_PLANES
 
 
-def input_scale() -> torch.Tensor:
-    """Per-plane factors of the stem input ``[1, 52, 1, 1]`` (1, or ``1 / SCALAR_PLANE_DIVISOR``)."""
-    scale = torch.ones(core.NUM_PLANES)
-    scale[_BINARY:] = INPUT_SCALE
+def input_scale(planes: int = core.NUM_PLANES) -> torch.Tensor:
+    """Per-plane factors of a stem input of ``planes`` planes ``[1, planes, 1, 1]``: 1, or
+    ``1 / SCALAR_PLANE_DIVISOR`` on SPEC 2's scalar planes (1 on the binary attack planes after them)."""
+    if planes < core.NUM_PLANES:
+        raise ValueError(f"a stem input has at least {core.NUM_PLANES} planes, got {planes}")
+    scale = torch.ones(planes)
+    scale[_BINARY : core.NUM_PLANES] = INPUT_SCALE
     return scale[None, :, None, None]
 
 
 @torch.no_grad()
 def stem_weights(weight: torch.Tensor) -> torch.Tensor:
     """Stem weights on the scaled input ``planes * input_scale()``, equal to ``weight`` on the planes."""
-    return weight / input_scale().to(weight)
+    return weight / input_scale(weight.shape[1]).to(weight)
 
 
 class DeployConv(nn.Module):
@@ -321,6 +330,7 @@ class DeployNet(nn.Module):
         if stem.quantizable != int8_stem:
             raise ValueError(f"the stem's quantizable flag ({stem.quantizable}) must match int8_stem ({int8_stem})")
         self.size = size
+        self.attacks = AttackPlanes() if size.attacks else None
         self.stem = stem
         self.int8_stem = int8_stem
         """Whether the stem is an INT8 convolution on the scaled input (weights from :func:`stem_weights`)."""
@@ -328,7 +338,7 @@ class DeployNet(nn.Module):
         self.input_q: ActQuant | None
         if int8_stem:
             stem.weight_qmax = INT8_MAX  # every scheme: see INPUT_ZERO_POINT
-            self.register_buffer("input_scale", input_scale().to(stem.weight.device))
+            self.register_buffer("input_scale", input_scale(stem.weight.shape[1]).to(stem.weight.device))
             self.input_q = ActQuant(nonnegative=False, fixed_scale=INPUT_SCALE, cpu_zero_point=INPUT_ZERO_POINT)
         else:
             self.register_buffer("input_scale", None)
@@ -399,7 +409,10 @@ class DeployNet(nn.Module):
         return self
 
     def stem_input(self, planes: torch.Tensor) -> torch.Tensor:
-        """The stem's input: the planes, or with ``int8_stem`` the planes scaled and quantised."""
+        """The stem's input: the planes (with the attack planes appended for ``-at`` sizes),
+        with ``int8_stem`` scaled and quantised."""
+        if self.attacks is not None:
+            planes = torch.cat([planes, self.attacks(planes)], dim=1)
         if self.input_scale is None or self.input_q is None:
             return planes
         return self.input_q(planes * self.input_scale)
