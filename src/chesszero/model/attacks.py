@@ -28,8 +28,8 @@ are exact in float32 and in any runtime that runs the exported graph.  On
 ONNX Runtime (one thread, AVX-512) they cost about 14 us a position alone
 at batch 4 or 256; a first form whose last step was one dense 5x5
 convolution over all 52 planes cost 85 us (ONNX Runtime's blocked layout
-for 2 output channels), and one built from gathers and matrix products 46.  Networks with them are sizes ``"BxC-at"`` (recipe key
-``model.attack_planes``).
+for 2 output channels), and one built from gathers and matrix products 46.
+Networks with them are sizes ``"BxC-at"`` (recipe key ``model.attack_planes``).
 """
 
 from __future__ import annotations
