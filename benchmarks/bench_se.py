@@ -62,19 +62,19 @@ TWINS = {"se": "se-inference-cost", "at": "attack-inference-cost"}
 """``--twin`` choices and the target each one's INT8 row is held to."""
 
 
-def pair_rows(rates: dict[str, float], plain: str, gated: str, threads: int, batch: int,
+def pair_rows(rates: dict[str, float], plain: str, twin: str, threads: int, batch: int,
               goal_name: str = TWINS["se"]) -> list[Row]:
     """The twin's rates against the plain network's, INT8 and FP32, at one thread setting and batch."""
     rows = []
     for precision, goal in (("INT8", target(goal_name)), ("FP32", None)):
         where = f"ONNX Runtime {precision}, batch {batch}, {_threads(threads)}"
         reference = f"{where}, {plain}"
-        ours = rates[f"{precision} {gated}"]
+        ours = rates[f"{precision} {twin}"]
         meta = {"threads": threads, "batch": batch, "precision": precision}
         rows += [
             Row(reference, rates[f"{precision} {plain}"], "positions/s", "reference", None, {**meta, "size": plain}),
-            Row(f"{where}, {gated}", ours, "positions/s", reference, ours / rates[f"{precision} {plain}"],
-                {**meta, "size": gated}, goal),
+            Row(f"{where}, {twin}", ours, "positions/s", reference, ours / rates[f"{precision} {plain}"],
+                {**meta, "size": twin}, goal),
         ]
     return rows
 
@@ -118,10 +118,10 @@ def main() -> None:
         calib = calibration_set_from_games(random_games(516, 0), source="random play (no calibration file)")
     planes = {batch: core.encode_batch(random_games(batch, 99)) for batch in batches}
     rows: list[Row] = []
-    for plain, gated in twins:
+    for plain, twin in twins:
         with tempfile.TemporaryDirectory() as tmp:
             results = {}
-            for size in (plain, gated):
+            for size in (plain, twin):
                 net = fitted_network(size, args.fit_steps)
                 results[size] = publish(net, Path(tmp) / size, calib, settings=settings,
                                         runtime=OrtRuntime(threads=max(args.threads)))
@@ -132,11 +132,11 @@ def main() -> None:
                         sessions[f"INT8 {size}"] = OrtRuntime(threads=threads).build(result.int8)
                         sessions[f"FP32 {size}"] = OrtRuntime(threads=threads).build(result.fp32)
                     rates = measure(sessions, planes[batch], args.rounds, args.seconds)
-                    rows += pair_rows(rates, plain, gated, threads, batch, TWINS[args.twin])
-            gate = results[gated].gate
-            rows += fidelity_rows(gate.report, gated, checkpoint=False)
+                    rows += pair_rows(rates, plain, twin, threads, batch, TWINS[args.twin])
+            gate = results[twin].gate
+            rows += fidelity_rows(gate.report, twin, checkpoint=False)
             if gate.report is None:
-                console.print(f"[red]{gated}: not gated ({gate.error})[/red]")
+                console.print(f"[red]{twin}: not twin ({gate.error})[/red]")
     load = os.getloadavg()
     what = f"Squeeze-and-excitation, ratio {args.ratio}," if args.twin == "se" else "Attack planes:"
     report(f"{what} inference cost, batches {', '.join(map(str, batches))} "

@@ -125,3 +125,23 @@ def against_ort_cpu(artifact, candidate):  # (Artifact, Evaluator) -> FidelityRe
 
     return measure_fidelity(load_evaluator(artifact.path, backend="ort-cpu"), candidate,
                             load_calibration_set(), FidelityThresholds())
+
+
+def published_and_rebuilt(net, folder):  # (ChessNet, Path) -> list[tuple[DeployNet, np.ndarray, np.ndarray]]
+    """``net`` published into ``folder`` through the gate on ONNX Runtime (asserted
+    activated); for its FP32 and INT8 artifacts, the rebuilt deployment state and the
+    WDL that ONNX Runtime and the Torch runtime rebuilt from it give on 32 positions."""
+    from chesszero.publish.export import load_deploy_state
+    from chesszero.publish.pipeline import publish
+    from chesszero.publish.runtime import OrtRuntime, TorchRuntime
+
+    result = publish(net, folder, calibration(), runtime=OrtRuntime(threads=1))
+    assert result.activated, result.gate.report.failures if result.gate.report else result.gate.error
+    planes = calibration().planes[:32]
+    out = []
+    for artifact in (result.fp32, result.int8):
+        state = load_deploy_state(artifact.path.parent / artifact.metadata.torch_state,
+                                  precision=artifact.metadata.precision)
+        ort_wdl = OrtRuntime(threads=1).build(artifact).evaluate(planes)[1]
+        out.append((state, ort_wdl, TorchRuntime().build(artifact).evaluate(planes)[1]))
+    return out

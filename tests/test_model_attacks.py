@@ -14,6 +14,7 @@ from publish_support import (  # noqa: F401
     calibration,
     legal_kl,
     one_thread,
+    published_and_rebuilt,
     trained_net,
 )
 from search_support import random_boards
@@ -24,11 +25,10 @@ from chesszero.config.sizes import ModelSize, parse_size
 from chesszero.model import ChessNet
 from chesszero.model.attacks import AttackPlanes
 from chesszero.model.grow import grow
-from chesszero.publish.export import Provenance, export_onnx, load_deploy_state
+from chesszero.publish.export import Provenance, export_onnx
 from chesszero.publish.fold import fold_network
-from chesszero.publish.pipeline import publish
 from chesszero.publish.quantize import quantize_network
-from chesszero.publish.runtime import OrtRuntime, TorchRuntime
+from chesszero.publish.runtime import OrtRuntime
 
 
 def _reference(board: chess.Board) -> np.ndarray:
@@ -161,16 +161,9 @@ def test_folded_and_int8_networks_on_onnx_runtime(at_net: ChessNet, int8_stem: b
 
 
 def test_a_network_with_attack_planes_publishes_and_rebuilds(at_net: ChessNet, tmp_path) -> None:
-    result = publish(at_net, tmp_path / "gen", calibration(), runtime=OrtRuntime(threads=1))
-    assert result.activated, result.gate.report.failures if result.gate.report else result.gate.error
-    planes = calibration().planes[:32]
-    for artifact in (result.fp32, result.int8):
-        state = load_deploy_state(artifact.path.parent / artifact.metadata.torch_state,
-                                  precision=artifact.metadata.precision)
+    for state, ort_wdl, rebuilt_wdl in published_and_rebuilt(at_net, tmp_path / "gen"):
         assert state.size.name == "2x16-at" and state.attacks is not None
-        ort = OrtRuntime(threads=1).build(artifact).evaluate(planes)
-        rebuilt = TorchRuntime().build(artifact).evaluate(planes)
-        np.testing.assert_allclose(rebuilt[1], ort[1], atol=1e-3)
+        np.testing.assert_allclose(rebuilt_wdl, ort_wdl, atol=1e-3)
 
 
 def test_growth_keeps_the_attack_planes(at_net: ChessNet) -> None:

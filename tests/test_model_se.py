@@ -12,15 +12,15 @@ from publish_support import (  # noqa: F401
     calibration,
     legal_kl,
     one_thread,
+    published_and_rebuilt,
     trained_net,
 )
 
 from chesszero.config import ConfigError, load_config, parse_overrides
 from chesszero.config.sizes import ModelSize, parse_size
 from chesszero.model import ChessNet, count_parameters
-from chesszero.publish.export import Provenance, export_onnx, load_deploy_state
+from chesszero.publish.export import Provenance, export_onnx
 from chesszero.publish.fold import fold_network
-from chesszero.publish.pipeline import publish
 from chesszero.publish.quant_ops import SIGNED_ON_UINT8, ActQuant, QuantMode
 from chesszero.publish.quantize import quantize_network
 from chesszero.publish.runtime import OrtRuntime, TorchRuntime
@@ -168,16 +168,9 @@ def test_the_shifted_grid_is_the_int8_grid() -> None:
 
 
 def test_a_gated_network_publishes_and_the_torch_runtime_rebuilds_it(se_net: ChessNet, tmp_path) -> None:
-    result = publish(se_net, tmp_path / "gen", calibration(), runtime=OrtRuntime(threads=1))
-    assert result.activated, result.gate.report.failures if result.gate.report else result.gate.error
-    planes = calibration().planes[:32]
-    for artifact in (result.fp32, result.int8):
-        state = load_deploy_state(artifact.path.parent / artifact.metadata.torch_state,
-                                  precision=artifact.metadata.precision)
+    for state, ort_wdl, rebuilt_wdl in published_and_rebuilt(se_net, tmp_path / "gen"):
         assert state.size.name == "2x16-se4" and all(block.se is not None for block in state.blocks)
-        ort = OrtRuntime(threads=1).build(artifact).evaluate(planes)
-        rebuilt = TorchRuntime().build(artifact).evaluate(planes)
-        np.testing.assert_allclose(rebuilt[1], ort[1], atol=1e-3)
+        np.testing.assert_allclose(rebuilt_wdl, ort_wdl, atol=1e-3)
 
 
 def test_the_recipe_key_gates_every_size_of_the_campaign() -> None:
