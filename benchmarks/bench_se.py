@@ -136,7 +136,7 @@ def main() -> None:
             gate = results[twin].gate
             rows += fidelity_rows(gate.report, twin, checkpoint=False)
             if gate.report is None:
-                console.print(f"[red]{twin}: not twin ({gate.error})[/red]")
+                console.print(f"[red]{twin}: not gated ({gate.error})[/red]")
     load = os.getloadavg()
     what = f"Squeeze-and-excitation, ratio {args.ratio}," if args.twin == "se" else "Attack planes:"
     report(f"{what} inference cost, batches {', '.join(map(str, batches))} "
