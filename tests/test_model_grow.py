@@ -236,3 +236,23 @@ def test_cli_grow_bad_input_is_one_line(
     assert len(err.splitlines()) == 1 and err.startswith("chesszero grow: error: "), err
     assert says in err, err
     assert not (tmp_path / "o.pt").exists()
+
+
+def test_an_adamw_checkpoint_grows_and_resumes_with_adamw(tmp_path: Path) -> None:
+    """Growth keeps the optimizer's kind: Adam's hyperparameters, fresh moments."""
+    from chesszero.train.checkpoint import grow_checkpoint
+
+    cfg = load_config(preset="smoke", overrides={"train": {"global_batch": 8, "optimizer": "adamw"}}).train
+    trainer = Trainer(cfg, "2x16")
+    source = SampledBatches(ArraySampler(make_rows(24, seed=6), seed=0), global_batch=8,
+                            reflection=cfg.reflection, seed=0)
+    trainer.run_quantum(source, steps=2)
+    path = trainer.save(tmp_path / "adamw.pt")
+    assert path is not None
+    grown = grow_checkpoint(load_checkpoint(path), "3x24")
+    assert grown.optimizer["state"] == {} and "betas" in grown.optimizer["param_groups"][0]
+    bigger = Trainer(cfg, "3x24")
+    bigger.restore(grown)
+    stats = bigger.run_quantum(source, steps=2)
+    assert bigger.step == 4 and np.isfinite(stats.loss_total)
+    assert all("exp_avg" in s for s in bigger.optimizer.state.values())

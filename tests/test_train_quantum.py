@@ -170,3 +170,44 @@ def test_world_size_mismatch_and_bad_batch_are_refused() -> None:
     with pytest.raises(ValueError, match="local batch of 16"):
         trainer.train_step(small.next_batch())
     assert np.isclose(cfg.lr.at(0), 0.0)
+
+
+def test_adamw_fits_resumes_exactly_and_refuses_an_sgd_checkpoint(tmp_path: Path) -> None:
+    """train.optimizer adamw: decoupled decay, Adam moments checkpointed, kinds never mixed."""
+    rows = make_rows(64, seed=17)
+    cfg = train_cfg(optimizer="adamw", global_batch=16, lr=[[0, 0.003]], reflection="off")
+    straight = Trainer(cfg, SIZE)
+    assert isinstance(straight.optimizer, torch.optim.AdamW)
+    assert straight.optimizer.param_groups[0]["weight_decay"] == cfg.weight_decay
+    src = source_for(rows, cfg, seed=5)
+    first = straight.run_quantum(src, steps=2)
+    straight.run_quantum(src, steps=40)
+    path = straight.save(tmp_path / "adamw.pt", extra={"source": src.state_dict()})
+    tail = straight.run_quantum(src, steps=3)
+    assert tail.loss_policy < first.loss_policy - 0.5
+
+    resumed = Trainer(cfg, SIZE)
+    src2 = source_for(rows, cfg, seed=99)
+    src2.load_state_dict(resumed.restore(path)["source"])
+    again = resumed.run_quantum(src2, steps=3)
+    assert again.loss_total == tail.loss_total
+    for sa, sb in zip(straight.optimizer.state.values(), resumed.optimizer.state.values(), strict=True):
+        assert torch.equal(sa["exp_avg_sq"], sb["exp_avg_sq"])
+
+    sgd = Trainer(train_cfg(global_batch=16), SIZE)
+    with pytest.raises(ValueError, match="train.optimizer adamw, the recipe says sgd"):
+        sgd.restore(path)
+    sgd_path = sgd.save(tmp_path / "sgd.pt")
+    with pytest.raises(ValueError, match="train.optimizer sgd, the recipe says adamw"):
+        Trainer(cfg, SIZE).restore(sgd_path)
+    with pytest.raises(ValueError, match="optimizer"):
+        train_cfg(optimizer="adam")
+
+
+def test_the_distilled_student_trains_with_sgd_whatever_the_recipe() -> None:
+    from chesszero.config import OptimizerKind
+    from chesszero.train.distill import student_train_config
+
+    cfg = load_config(preset="smoke", overrides={"train": {"optimizer": "adamw"}})
+    assert cfg.train.optimizer is OptimizerKind.ADAMW
+    assert student_train_config(cfg.train, cfg.distill).optimizer is OptimizerKind.SGD

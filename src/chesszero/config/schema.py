@@ -32,6 +32,7 @@ __all__ = [
     "LossWeights",
     "ModelConfig",
     "NnueConfig",
+    "OptimizerKind",
     "CandidateStart",
     "GumbelConfig",
     "RootRule",
@@ -55,6 +56,15 @@ NonNegFloat = Annotated[float, Field(ge=0.0)]
 
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class OptimizerKind(str, Enum):
+    """The trainer's optimizer (SPEC 8 names SGD; AdamW is this project's measured option)."""
+
+    SGD = "sgd"
+    """SGD with the recipe's momentum and Nesterov switch (the paper)."""
+    ADAMW = "adamw"
+    """AdamW (default betas 0.9, 0.999): decoupled weight decay, lr x weight_decay a step."""
 
 
 class Reflection(str, Enum):
@@ -326,6 +336,10 @@ class TrainConfig(_Section):
     micro_batches: PositiveInt = Field(
         description="Gradient-accumulation chunks per rank and step (BatchNorm sees one chunk)."
     )
+    optimizer: OptimizerKind = Field(
+        default=OptimizerKind.SGD,
+        description="sgd (the paper: momentum, nesterov) or adamw (momentum and nesterov unused; "
+        "its lr schedule is on Adam's scale, ~1e-3).")
     momentum: float = Field(ge=0.0, lt=1.0)
     nesterov: bool
     weight_decay: NonNegFloat = Field(le=1.0)

@@ -39,7 +39,7 @@ import torch
 import torch.nn.functional as F
 
 from chesszero.config.distill import DistillConfig, Supervision
-from chesszero.config.schema import LossWeights, TrainConfig
+from chesszero.config.schema import LossWeights, OptimizerKind, TrainConfig
 from chesszero.fsio import file_sha256
 from chesszero.model.network import ChessNet, NetOutput, count_parameters
 from chesszero.replay.rows import RowBatch
@@ -133,8 +133,9 @@ class DistillLoss:
 
 def student_train_config(train: TrainConfig, distill: DistillConfig) -> TrainConfig:
     """The recipe's optimizer settings (momentum, weight decay, clipping, reflection,
-    loss weights) with the distillation's batch, LR schedule and seed, one process."""
-    return train.model_copy(update={
+    loss weights) with the distillation's batch, LR schedule and seed, one process;
+    always SGD, the optimizer ``distill.lr`` is scaled for."""
+    return train.model_copy(update={"optimizer": OptimizerKind.SGD,
         "steps_per_quantum": distill.checkpoint_every, "global_batch": distill.global_batch,
         "world_size": 1, "micro_batches": 1, "lr": distill.lr, "seed": distill.seed})
 

@@ -1,7 +1,8 @@
 """The training quantum runner (SPEC 8).
 
 :class:`Trainer` owns the :class:`~chesszero.model.ChessNet`, a Nesterov SGD
-optimizer (momentum 0.9, weight decay 1e-4 on every parameter), the LR
+optimizer (momentum 0.9, weight decay 1e-4 on every parameter; AdamW with
+``train.optimizer: adamw``), the LR
 schedule and, when ``world_size > 1``, the DDP wrapper.  One optimizer step:
 split the rank's batch into micro-batches, forward under bfloat16 autocast
 (when enabled), backward the SPEC 5 loss (or the ``loss`` given, e.g.
@@ -29,7 +30,7 @@ import torch
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
 
-from chesszero.config.schema import TrainConfig
+from chesszero.config.schema import OptimizerKind, TrainConfig
 from chesszero.config.sizes import ModelSize
 from chesszero.model.actions import ActionTable
 from chesszero.model.network import ChessNet, NetOutput
@@ -52,8 +53,11 @@ LossFn = Callable[[NetOutput, TrainBatch], LossTerms]
 """The loss of one (micro-)batch: the SPEC 5 loss by default, a distillation loss for a student."""
 
 
-def build_optimizer(model: torch.nn.Module, cfg: TrainConfig) -> torch.optim.SGD:
-    """Nesterov SGD with the recipe's momentum and weight decay (LR set per step)."""
+def build_optimizer(model: torch.nn.Module, cfg: TrainConfig) -> torch.optim.Optimizer:
+    """The recipe's optimizer, LR set per step: Nesterov SGD with its momentum and
+    weight decay, or AdamW (default betas) with decoupled weight decay."""
+    if cfg.optimizer is OptimizerKind.ADAMW:
+        return torch.optim.AdamW(model.parameters(), lr=cfg.lr.at(0), weight_decay=cfg.weight_decay)
     return torch.optim.SGD(
         model.parameters(),
         lr=cfg.lr.at(0),
@@ -224,6 +228,11 @@ class Trainer:
         ckpt = checkpoint if isinstance(checkpoint, Checkpoint) else load_checkpoint(checkpoint)
         if ckpt.model_size != self.model.size.name:
             raise ValueError(f"checkpoint is a {ckpt.model_size} network, trainer has {self.model.size}")
+        groups = ckpt.optimizer.get("param_groups") or [{}]
+        saved = OptimizerKind.ADAMW if "betas" in groups[0] else OptimizerKind.SGD
+        if saved is not self.cfg.optimizer:
+            raise ValueError(f"checkpoint was trained with train.optimizer {saved.value}, "
+                             f"the recipe says {self.cfg.optimizer.value}")
         self.model.load_state_dict(ckpt.model)
         self.optimizer.load_state_dict(ckpt.optimizer)
         self.step = ckpt.step
