@@ -1,0 +1,75 @@
+"""Fit probe: train a fresh network on a campaign's own replay rows and print its fit curve.
+
+The searched rows of generations FIRST..LAST-1 train it; generation LAST is
+held out. The recipe (``--preset``, ``--set``) gives the optimizer, LR
+schedule, batch, loss weights and reflection (``chesszero.evaluate.fit_probe``).
+docs/learning.md compared SGD and AdamW this way. Usage::
+
+    python reports/fit_probe.py runs/<name> 20 39 --size 6x64 --steps 1500
+    python reports/fit_probe.py runs/<name> 20 39 --set train.optimizer=adamw \\
+        --set "train.lr=[[0, 0.0], [100, 0.001], [5000, 0.0002]]" --json adamw.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import asdict
+from pathlib import Path
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("run", type=Path, help="campaign run folder (holds shards/)")
+    parser.add_argument("first", type=int, help="first generation of rows")
+    parser.add_argument("last", type=int, help="last generation: held out, never trained on")
+    parser.add_argument("--size", default="6x64", help="network size trained from scratch (default 6x64)")
+    parser.add_argument("--steps", type=int, default=1500, help="optimizer steps (default 1500)")
+    parser.add_argument("--every", type=int, default=500, help="score every this many steps (default 500)")
+    parser.add_argument("--score-rows", type=int, default=4000, help="rows scored per set (default 4000)")
+    parser.add_argument("--preset", default="cpu", help="recipe preset of params.yaml (default cpu)")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="recipe override")
+    parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
+    parser.add_argument("--json", type=Path, help="also write the curve as JSON")
+    args = parser.parse_args(argv)
+
+    import torch
+    from rich.progress import Progress
+
+    from chesszero.config import ConfigError, load_config, parse_overrides
+    from chesszero.evaluate.fit_probe import fit_curve, held_out_split, run_rows
+
+    torch.set_num_threads(args.threads)
+    try:
+        cfg = load_config(preset=args.preset, overrides=parse_overrides(args.set))
+        rows = run_rows(args.run, args.first, args.last, cfg.replay)
+        train, held = held_out_split(rows, args.last)
+        print(f"{len(train)} training rows (generations {args.first}..{args.last - 1}), "
+              f"{len(held)} held out (generation {args.last}); {args.size}, "
+              f"{cfg.train.optimizer.value}, batch {cfg.train.global_batch}")
+        print(f"{'step':>6} {'s':>6} | {'train: policy':>13} {'value':>6} {'top-1':>6} | "
+              f"{'held out: policy':>16} {'value':>6} {'top-1':>6}")
+        with Progress(transient=True) as progress:
+            task = progress.add_task("training", total=args.steps)
+            points = fit_curve(
+                train, held, cfg.train, args.size, steps=args.steps, every=args.every,
+                score_rows=args.score_rows,
+                on_step=lambda k: progress.update(task, completed=k),
+                on_point=lambda p: progress.console.print(
+                    f"{p.step:>6} {p.seconds:>6.0f} | {p.train.policy_loss:>13.3f} {p.train.value_loss:>6.3f} "
+                    f"{p.train.top1:>6.1%} | {p.held_out.policy_loss:>16.3f} {p.held_out.value_loss:>6.3f} "
+                    f"{p.held_out.top1:>6.1%}"))
+    except (ConfigError, ValueError) as exc:
+        print(f"fit_probe: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        args.json.write_text(json.dumps({
+            "run": str(args.run), "generations": [args.first, args.last], "size": args.size,
+            "preset": args.preset, "overrides": args.set, "points": [asdict(p) for p in points]},
+            indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,96 @@
+"""The fit probe (chesszero.evaluate.fit_probe, reports/fit_probe.py) on hand-built shards."""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from chesszero import core
+from chesszero.config import load_config
+from chesszero.evaluate.fit_probe import fit_curve, held_out_split, run_rows
+from chesszero.selfplay.records import GameRecord, SearchedPly, write_shard
+
+ROOT = Path(__file__).resolve().parents[1]
+START = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
+
+
+def _game(gid: str, generation: int, seed: int, plies: int = 24) -> GameRecord:
+    """A random game that Black resigns; every ply searched, 3/4 of the target on the move played."""
+    rng = random.Random(seed)
+    game, moves, searched = core.Game(START), [], []
+    for ply in range(plies):
+        legal = game.legal_uci()
+        if len(legal) < 2:
+            break
+        pick, other = rng.sample(legal, 2)
+        searched.append(SearchedPly(ply=ply, policy_ids=[game.action_of(pick), game.action_of(other)],
+                                    policy_counts=[3.0, 1.0], policy_prior=[0.5, 0.5], policy_discarded=0.0,
+                                    root_value=0.1, raw_value=0.0, policy_surprise=0.2, best_q=0.0, visits=4.0))
+        game.push_uci(pick)
+        moves.append(pick)
+    return GameRecord(game_id=gid, model_id="m", generation=generation, start_type="random", start_fen=START,
+                      prefix_moves=[], moves=moves, plies=searched, result="1-0", termination="resignation",
+                      resigned_by="black", resign_threshold=-0.9, searches=len(searched))
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("fitrun")
+    for g in (3, 4, 5):
+        write_shard([_game(f"g{g}a", g, 10 * g), _game(f"g{g}b", g, 10 * g + 1)],
+                    root / "shards" / f"gen_{g:04d}" / "s.parquet")
+    return root
+
+
+def test_rows_are_the_replay_rows_and_the_last_generation_is_held_out(run_dir: Path) -> None:
+    cfg = load_config(preset="smoke")
+    rows = run_rows(run_dir, 3, 5, cfg.replay)
+    assert len(rows) == 6 * 24 and sorted(set(rows["generation"].tolist())) == [3, 4, 5]
+    train, held = held_out_split(rows, 5)
+    assert (len(train), len(held)) == (4 * 24, 2 * 24)
+    assert set(held.generation.tolist()) == {5} and 5 not in set(train.generation.tolist())
+    np.testing.assert_allclose(train.policy_probs[:, :2].sum(axis=1), 1.0)
+    with pytest.raises(ValueError, match="need rows of generation 9"):
+        held_out_split(rows, 9)
+    with pytest.raises(ValueError, match="no shards for generations 6..7"):
+        run_rows(run_dir, 6, 7, cfg.replay)
+
+
+def test_the_curve_fits_the_training_rows(run_dir: Path) -> None:
+    cfg = load_config(preset="smoke", overrides={"train": {
+        "optimizer": "adamw", "global_batch": 32, "lr": [[0, 0.003]], "reflection": "off"}})
+    train, held = held_out_split(run_rows(run_dir, 3, 5, cfg.replay), 5)
+    seen: list[int] = []
+    points = fit_curve(train, held, cfg.train, "2x16", steps=70, every=30, on_step=seen.append)
+    assert [p.step for p in points] == [0, 30, 60, 70] and seen == list(range(1, 71))
+    first, last = points[0], points[-1]
+    assert first.train.rows == len(train) and first.held_out.rows == len(held)
+    # 96 training rows, one move in four pairs carries 3/4 of the target: memorised
+    assert last.train.top1 > max(0.6, first.train.top1 + 0.4)
+    assert last.train.policy_loss < first.train.policy_loss - 1.0
+    # held-out random moves cannot be predicted beyond chance-level wins
+    assert last.held_out.top1 < 0.5
+    with pytest.raises(ValueError, match="cannot fill a batch of 32"):
+        fit_curve(held_out_split(run_rows(run_dir, 3, 4, cfg.replay), 4)[0].__class__(
+            **{k: v[:10] for k, v in vars(train).items()}), held, cfg.train, "2x16", steps=1, every=1)
+
+
+def test_the_command_prints_and_writes_the_curve(run_dir: Path, tmp_path: Path) -> None:
+    out = tmp_path / "curve.json"
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "reports" / "fit_probe.py"), str(run_dir), "3", "5", "--size", "2x16",
+         "--steps", "4", "--every", "2", "--preset", "smoke", "--set", "train.global_batch=16",
+         "--json", str(out)], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    assert "96 training rows (generations 3..4), 48 held out (generation 5); 2x16, sgd, batch 16" in done.stdout
+    curve = json.loads(out.read_text())
+    assert [p["step"] for p in curve["points"]] == [0, 2, 4]
+    bad = subprocess.run([sys.executable, str(ROOT / "reports" / "fit_probe.py"), str(run_dir), "3", "9",
+                          "--preset", "smoke"], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert bad.returncode == 2 and bad.stderr.startswith("fit_probe: ") and "gen" in bad.stderr
