@@ -10,12 +10,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from train_support import one_thread
 
 from chesszero import core
 from chesszero.config import load_config
 from chesszero.evaluate.fit_probe import fit_curve, held_out_split, run_rows
 from chesszero.selfplay.records import GameRecord, SearchedPly, write_shard
 
+__all__ = ["one_thread"]  # autouse fixture
 ROOT = Path(__file__).resolve().parents[1]
 START = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
 
@@ -67,13 +69,14 @@ def test_the_curve_fits_the_training_rows(run_dir: Path) -> None:
         "optimizer": "adamw", "global_batch": 32, "lr": [[0, 0.003]], "reflection": "off"}})
     train, held = held_out_split(run_rows(run_dir, 3, 5, cfg.replay), 5)
     seen: list[int] = []
-    points = fit_curve(train, held, cfg.train, "2x16", steps=70, every=30, on_step=seen.append)
-    assert [p.step for p in points] == [0, 30, 60, 70] and seen == list(range(1, 71))
+    points = fit_curve(train, held, cfg.train, "2x16", steps=150, every=60, on_step=seen.append)
+    assert [p.step for p in points] == [0, 60, 120, 150] and seen == list(range(1, 151))
     first, last = points[0], points[-1]
     assert first.train.rows == len(train) and first.held_out.rows == len(held)
     # 96 training rows, one move in four pairs carries 3/4 of the target: memorised
-    assert last.train.top1 > max(0.6, first.train.top1 + 0.4)
-    assert last.train.policy_loss < first.train.policy_loss - 1.0
+    print([(p.step, round(p.train.top1, 3), round(p.train.policy_loss, 3)) for p in points])
+    assert last.train.top1 > max(0.5, first.train.top1 + 0.4)
+    assert last.train.policy_loss < min(first.train.policy_loss - 1.0, last.held_out.policy_loss - 2.0)
     # held-out random moves cannot be predicted beyond chance-level wins
     assert last.held_out.top1 < 0.5
     with pytest.raises(ValueError, match="cannot fill a batch of 32"):
