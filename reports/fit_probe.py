@@ -19,18 +19,42 @@ from dataclasses import asdict
 from pathlib import Path
 
 
+def _count(minimum: int):
+    """An argparse type: an integer of at least ``minimum``."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}")
+        return value
+    return parse
+
+
+def _size(text: str) -> str:
+    """An argparse type: a network size the model accepts (checked before any shard is read)."""
+    from chesszero.config.sizes import parse_size
+
+    try:
+        return parse_size(text).name
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("run", type=Path, help="campaign run folder (holds shards/)")
     parser.add_argument("first", type=int, help="first generation of rows")
     parser.add_argument("last", type=int, help="last generation: held out, never trained on")
-    parser.add_argument("--size", default="6x64", help="network size trained from scratch (default 6x64)")
-    parser.add_argument("--steps", type=int, default=1500, help="optimizer steps (default 1500)")
-    parser.add_argument("--every", type=int, default=500, help="score every this many steps (default 500)")
-    parser.add_argument("--score-rows", type=int, default=4000, help="rows scored per set (default 4000)")
+    parser.add_argument("--size", type=_size, default="6x64",
+                        help="network size trained from scratch (default 6x64)")
+    parser.add_argument("--steps", type=_count(0), default=1500, help="optimizer steps (default 1500)")
+    parser.add_argument("--every", type=_count(1), default=500, help="score every this many steps (default 500)")
+    parser.add_argument("--score-rows", type=_count(1), default=4000, help="rows scored per set (default 4000)")
     parser.add_argument("--preset", default="cpu", help="recipe preset of params.yaml (default cpu)")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="recipe override")
-    parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
+    parser.add_argument("--threads", type=_count(1), default=1, help="torch threads (default 1)")
     parser.add_argument("--json", type=Path, help="also write the curve as JSON")
     args = parser.parse_args(argv)
 

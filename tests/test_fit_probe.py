@@ -97,3 +97,7 @@ def test_the_command_prints_and_writes_the_curve(run_dir: Path, tmp_path: Path) 
     bad = subprocess.run([sys.executable, str(ROOT / "reports" / "fit_probe.py"), str(run_dir), "3", "9",
                           "--preset", "smoke"], capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert bad.returncode == 2 and bad.stderr.startswith("fit_probe: ") and "gen" in bad.stderr
+    size = subprocess.run([sys.executable, str(ROOT / "reports" / "fit_probe.py"), str(run_dir), "3", "5",
+                           "--size", "2-16", "--preset", "smoke"], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert size.returncode == 2 and "argument --size: model size must look like" in size.stderr
+    assert "training rows" not in size.stdout  # refused before any shard is read
