@@ -8,6 +8,11 @@ docs/learning.md compared SGD and AdamW this way. Usage::
     python reports/fit_probe.py runs/<name> 20 39 --size 6x64 --steps 1500
     python reports/fit_probe.py runs/<name> 20 39 --set train.optimizer=adamw \\
         --set "train.lr=[[0, 0.0], [100, 0.001], [5000, 0.0002]]" --json adamw.json
+    python reports/fit_probe.py runs/<name> 20 39 --endings --set train.loss_weights.stalemate_rows=8
+
+``--endings`` adds, at each point, how often the network's top move mates
+where a mate in one is on the board and stalemates where a stalemating move
+is, on the training generations and on the held-out one.
 """
 
 from __future__ import annotations
@@ -42,6 +47,14 @@ def _size(text: str) -> str:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def _share(value: float | None, n: int) -> str:
+    return f"- of {n}" if value is None else f"{value:.0%} of {n}"
+
+
+def _endings(e) -> str:
+    return f"{_share(e.mate_top, e.mate_positions)} / {_share(e.stalemate_top, e.stalemate_positions)}"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("run", type=Path, help="campaign run folder (holds shards/)")
@@ -55,6 +68,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--preset", default="cpu", help="recipe preset of params.yaml (default cpu)")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="recipe override")
     parser.add_argument("--threads", type=_count(1), default=1, help="torch threads (default 1)")
+    parser.add_argument("--endings", action="store_true",
+                        help="also score the top move where a mate in one or a stalemating move is on the "
+                             "board (replays the shards once more)")
     parser.add_argument("--json", type=Path, help="also write the curve as JSON")
     args = parser.parse_args(argv)
 
@@ -62,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     from rich.progress import Progress
 
     from chesszero.config import ConfigError, load_config, parse_overrides
-    from chesszero.evaluate.fit_probe import fit_curve, held_out_split, run_rows
+    from chesszero.evaluate.fit_probe import ending_scans, fit_curve, held_out_split, run_rows
 
     torch.set_num_threads(args.threads)
     try:
@@ -74,16 +90,23 @@ def main(argv: list[str] | None = None) -> int:
               f"{cfg.train.optimizer.value}, batch {cfg.train.global_batch}")
         print(f"{'step':>6} {'s':>6} | {'train: policy':>13} {'value':>6} {'top-1':>6} | "
               f"{'held out: policy':>16} {'value':>6} {'top-1':>6}")
+        endings = ending_scans(args.run, args.first, args.last) if args.endings else None
         with Progress(transient=True) as progress:
             task = progress.add_task("training", total=args.steps)
-            points = fit_curve(
-                train, held, cfg.train, args.size, steps=args.steps, every=args.every,
-                score_rows=args.score_rows,
-                on_step=lambda k: progress.update(task, completed=k),
-                on_point=lambda p: progress.console.print(
+
+            def show(p) -> None:
+                progress.console.print(
                     f"{p.step:>6} {p.seconds:>6.0f} | {p.train.policy_loss:>13.3f} {p.train.value_loss:>6.3f} "
                     f"{p.train.top1:>6.1%} | {p.held_out.policy_loss:>16.3f} {p.held_out.value_loss:>6.3f} "
-                    f"{p.held_out.top1:>6.1%}"))
+                    f"{p.held_out.top1:>6.1%}")
+                if p.train_endings is not None:
+                    progress.console.print(f"{'':>15}top move mates / stalemates: train {_endings(p.train_endings)}"
+                                           f" | held out {_endings(p.held_out_endings)}")
+
+            points = fit_curve(
+                train, held, cfg.train, args.size, steps=args.steps, every=args.every,
+                score_rows=args.score_rows, endings=endings,
+                on_step=lambda k: progress.update(task, completed=k), on_point=show)
     except (ConfigError, ValueError) as exc:
         print(f"fit_probe: {exc}", file=sys.stderr)
         return 2

@@ -46,10 +46,15 @@ def test_a_campaign_from_before_the_new_keys_resumes_while_they_are_off(tmp_path
     for section, key in (("search", "root"), ("search", "gumbel"), ("selfplay", "full_search_fraction"),
                          ("selfplay", "fast_visits"), ("evaluate", "adaptive_rungs")):
         del data["recipe"][section][key]  # as written before these settings existed
+    for key in ("mate_rows", "stalemate_rows"):
+        del data["recipe"]["train"]["loss_weights"][key]
     campaign.paths.config.write_text(json.dumps(data))
     Campaign.open(root, "old", preset="smoke")  # the old design: resumes
     for on, key in (({"search.root": "gumbel"}, "search.root"),
                     ({"selfplay.full_search_fraction": 0.5}, "selfplay.full_search_fraction"),
-                    ({"evaluate.adaptive_rungs": 2}, "evaluate.adaptive_rungs")):
+                    ({"evaluate.adaptive_rungs": 2}, "evaluate.adaptive_rungs"),
+                    ({"train.loss_weights.mate_rows": 4.0}, "train.loss_weights.mate_rows"),
+                    ({"train.loss_weights.stalemate_rows": 4.0}, "train.loss_weights.stalemate_rows")):
         with pytest.raises(ValueError, match=f"changed keys: {key}"):
             Campaign.open(root, "old", preset="smoke", overrides=on)
+

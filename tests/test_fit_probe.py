@@ -14,7 +14,8 @@ from train_support import one_thread
 
 from chesszero import core
 from chesszero.config import load_config
-from chesszero.evaluate.fit_probe import fit_curve, held_out_split, run_rows
+from chesszero.evaluate.fit_probe import ending_scans, fit_curve, held_out_split, run_rows
+from chesszero.replay.layout import ENDING_MATE, ENDING_STALEMATE
 from chesszero.selfplay.records import GameRecord, SearchedPly, write_shard
 
 __all__ = ["one_thread"]  # autouse fixture
@@ -101,3 +102,46 @@ def test_the_command_prints_and_writes_the_curve(run_dir: Path, tmp_path: Path) 
                            "--size", "2-16", "--preset", "smoke"], capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert size.returncode == 2 and "argument --size: model size must look like" in size.stderr
     assert "training rows" not in size.stdout  # refused before any shard is read
+
+
+def _ending_game(gid: str, generation: int, fen: str, move: str, result: str, termination: str) -> GameRecord:
+    game = core.Game(fen)
+    other = next(u for u in game.legal_uci() if u != move)
+    ply = SearchedPly(ply=0, policy_ids=[game.action_of(move), game.action_of(other)], policy_counts=[3.0, 1.0],
+                      policy_prior=[0.5, 0.5], policy_discarded=0.0, root_value=0.5, raw_value=0.0,
+                      policy_surprise=0.2, best_q=0.5, visits=4.0)
+    return GameRecord(game_id=gid, model_id="m", generation=generation, start_type="odds", start_fen=fen,
+                      prefix_moves=[], moves=[move], plies=[ply], result=result, termination=termination,
+                      searches=1)
+
+
+def test_the_probe_scores_the_top_move_where_mates_and_stalemates_are_on_the_board(tmp_path: Path) -> None:
+    """``--endings``: the positions it scores are exactly the rows whose ``endings``
+    bits say a mating / stalemating move exists (two ways of finding them agree)."""
+    for g in (3, 4, 5):
+        write_shard([_game(f"g{g}a", g, 10 * g),
+                     _ending_game(f"m{g}", g, "7k/8/5K2/8/8/8/8/6Q1 w - - 0 1", "g1g7", "1-0", "checkmate"),
+                     _ending_game(f"s{g}", g, "7k/8/6K1/8/8/8/P3B3/8 w - - 0 1", "e2c4", "1/2-1/2", "stalemate")],
+                    tmp_path / "shards" / f"gen_{g:04d}" / "s.parquet")
+    cfg = load_config(preset="smoke", overrides={"train": {"global_batch": 16, "reflection": "off"}})
+    rows = run_rows(tmp_path, 3, 5, cfg.replay)
+    train, held = held_out_split(rows, 5)
+    scans = ending_scans(tmp_path, 3, 5)
+    for scan, part in zip(scans, (train, held), strict=True):
+        assert scan.rows == len(part)
+        assert len(scan.mates) == int(((part.endings & ENDING_MATE) != 0).sum()) >= 1
+        assert len(scan.stalemates) == int(((part.endings & ENDING_STALEMATE) != 0).sum()) >= 2
+    points = fit_curve(train, held, cfg.train, "2x16", steps=2, every=2, endings=scans)
+    for p in points:
+        for e, scan in ((p.train_endings, scans[0]), (p.held_out_endings, scans[1])):
+            assert (e.mate_positions, e.stalemate_positions) == (len(scan.mates), len(scan.stalemates))
+            assert 0.0 <= e.mate_top <= 1.0 and 0.0 <= e.stalemate_top <= 1.0 and 0.0 < e.stalemate_mass < 1.0
+    assert fit_curve(train, held, cfg.train, "2x16", steps=0, every=1)[0].train_endings is None
+
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "reports" / "fit_probe.py"), str(tmp_path), "3", "5", "--size", "2x16",
+         "--steps", "2", "--every", "2", "--preset", "smoke", "--set", "train.global_batch=16", "--endings",
+         "--set", "train.loss_weights.stalemate_rows=8"], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    n_mates, n_stale = len(scans[0].mates), len(scans[0].stalemates)
+    assert f"of {n_mates} / " in done.stdout and f"of {n_stale} | held out" in done.stdout

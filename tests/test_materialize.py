@@ -11,6 +11,7 @@ import pytest
 
 from chesszero import core
 from chesszero.replay import ReplayStore, convert_shard, unpack_legal
+from chesszero.replay.layout import ENDING_MATE, ENDING_STALEMATE, ENDINGS_KNOWN
 from chesszero.replay.materialize import (
     Materializer,
     ShardError,
@@ -133,6 +134,34 @@ def test_fools_mate_rows_by_hand(tmp_path: Path, store: ReplayStore) -> None:
             np.testing.assert_array_equal(rows.next_probs[j], rows.policy_probs[j + 1])
         game.push_uci(rec.moves[j])
     assert (rows.next_ids[2] == -1).all() and (rows.next_probs[2] == 0).all()
+    # only the last position (after 2.g4) has a mate in one (2...Qh4#); none stalemates
+    assert rows.endings.tolist() == [ENDINGS_KNOWN, ENDINGS_KNOWN, ENDINGS_KNOWN | ENDING_MATE]
+
+
+def _one_move_game(fen: str, move: str, result: str, termination: str, game_id: str) -> GameRecord:
+    game = core.Game(fen)
+    ply = searched(game, 0, np.random.default_rng(1))
+    return GameRecord(game_id=game_id, model_id="m3", generation=3, start_type="odds", start_fen=fen,
+                      prefix_moves=[], moves=[move], plies=[ply], result=result,
+                      termination=termination, searches=1)
+
+
+def test_rows_flag_the_positions_with_a_mating_or_a_stalemating_move(tmp_path: Path) -> None:
+    """``endings``: Qg7# and the stalemating Qg6 in one position, the stalemating
+    Bc4 (no mate with king, bishop and a blocked pawn) in another, set by
+    replaying every legal move of each searched position."""
+    both = _one_move_game("7k/8/5K2/8/8/8/8/6Q1 w - - 0 1", "g1g7", "1-0", "checkmate", "both")
+    stale = _one_move_game("7k/8/6K1/8/8/8/P3B3/8 w - - 0 1", "e2c4", "1/2-1/2", "stalemate", "stale")
+    rows = convert_shard(write_shard([both, stale], tmp_path / "e.parquet"))
+    assert rows["endings"].tolist() == [ENDINGS_KNOWN | ENDING_MATE | ENDING_STALEMATE,
+                                        ENDINGS_KNOWN | ENDING_STALEMATE]
+    game = core.Game("7k/8/6K1/8/8/8/P3B3/8 w - - 0 1")
+    mates, stalemates = game.ending_actions()
+    assert mates == [] and [game.uci_of(a) for a in stalemates] == ["e2c4"]
+    assert game.fen() == "7k/8/6K1/8/8/8/P3B3/8 w - - 0 1"  # left as it was
+    game = core.Game("7k/8/5K2/8/8/8/8/6Q1 w - - 0 1")
+    mates, stalemates = game.ending_actions()
+    assert "g1g7" in {game.uci_of(a) for a in mates} and "g1g6" in {game.uci_of(a) for a in stalemates}
 
 
 def test_capped_game_uses_cap_value_and_drops_length(tmp_path: Path, store: ReplayStore) -> None:

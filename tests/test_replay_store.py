@@ -20,8 +20,14 @@ from chesszero.replay import (
     ReplayStore,
     StaleRowsError,
 )
-from chesszero.replay.header import _CHECKED_BYTES, SLOT_BYTES, StoreHeader
-from chesszero.replay.layout import LAYOUT_VERSION, ROW_SIZE
+from chesszero.replay.header import _CHECKED_BYTES, HEADER_DTYPE, SLOT_BYTES, StoreHeader
+from chesszero.replay.layout import (
+    ENDING_MATE,
+    ENDINGS_KNOWN,
+    LAYOUT_VERSION,
+    READABLE_LAYOUTS,
+    ROW_SIZE,
+)
 
 
 def fill(store: ReplayStore, n: int) -> int:
@@ -230,6 +236,47 @@ def test_version_mismatch_is_reported(tmp_path: Path) -> None:
     _corrupt(path, 0, bytes(raw))
     _corrupt(path, SLOT_BYTES, bytes(raw))
     with pytest.raises(ReplayFormatError, match=f"{path}.*layout version {LAYOUT_VERSION + 1}"):
+        ReplayStore.open(path)
+
+
+def _stamp_layout(path: Path, header: StoreHeader, version: int, layout_hash: int) -> None:
+    """Rewrite both header slots as a store of another layout (valid checksums)."""
+    raw = bytearray(header.encode())
+    raw[8:12] = version.to_bytes(4, "little")
+    raw[16:20] = layout_hash.to_bytes(4, "little")
+    raw[_CHECKED_BYTES:_CHECKED_BYTES + 4] = (zlib.crc32(bytes(raw[:_CHECKED_BYTES]))
+                                              & 0xFFFFFFFF).to_bytes(4, "little")
+    _corrupt(path, 0, bytes(raw))
+    _corrupt(path, SLOT_BYTES, bytes(raw))
+
+
+def test_a_version_1_store_is_read_and_appended_to(tmp_path: Path) -> None:
+    """Layout 2 put ``endings`` in a byte version 1 always wrote as zero padding:
+    a version-1 store opens, its rows read as "endings not computed", and the
+    next append stamps it version 2. A version-1 header with another layout's
+    fingerprint is still refused."""
+    path = tmp_path / "r.bin"
+    with ReplayStore.create(path, capacity=8) as store:
+        fill(store, 3)
+        header = store.header
+    assert READABLE_LAYOUTS[1] == 3681934974  # the fingerprint version-1 code wrote
+    _stamp_layout(path, header, 1, READABLE_LAYOUTS[1])
+    with ReplayStore.open(path) as store:
+        assert valid_ids(store) == [0, 1, 2]
+        assert store.read_valid().endings.tolist() == [0, 0, 0]
+        rows = synthetic_rows(np.arange(3, 5))
+        rows["endings"] = ENDINGS_KNOWN | ENDING_MATE
+        store.append(rows)
+    with ReplayStore.open(path, readonly=True) as store:
+        assert store.read_valid().endings.tolist() == [0, 0, 0, 0x81, 0x81]
+    raw = path.read_bytes()
+    slots = [np.frombuffer(raw[i * SLOT_BYTES:i * SLOT_BYTES + HEADER_DTYPE.itemsize], HEADER_DTYPE)[0]
+             for i in range(2)]
+    newest = max(slots, key=lambda rec: int(rec["sequence"]))
+    assert (int(newest["version"]), int(newest["layout_hash"])) == (2, READABLE_LAYOUTS[2])
+
+    _stamp_layout(path, header, 1, READABLE_LAYOUTS[2])
+    with pytest.raises(ReplayFormatError, match=f"{path}.*layout hash .* for version 1"):
         ReplayStore.open(path)
 
 

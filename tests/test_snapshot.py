@@ -13,6 +13,7 @@ import pytest
 from replay_support import assert_untorn, synthetic_rows
 
 from chesszero.replay import ReplayStore, RowBatch
+from chesszero.replay.layout import LAYOUT_VERSION, ROW_DTYPE
 from chesszero.replay.snapshot import (
     ROWS_FILE,
     DvcError,
@@ -36,6 +37,30 @@ def wrapped_store(path: Path) -> ReplayStore:
     return store
 
 
+def test_a_version_1_snapshot_reads_and_restores_with_endings_not_computed(tmp_path: Path) -> None:
+    """A snapshot written before layout 2 (rows.npy in version 1's dtype, meta
+    version 1) reads as version-2 rows whose ``endings`` byte is 0."""
+    import hashlib
+
+    from chesszero.replay.layout import _V1_DTYPE, READABLE_LAYOUTS
+
+    with wrapped_store(tmp_path / "r.bin") as store:
+        info = write_snapshot(store, tmp_path / "snaps" / "old")
+    rows_path = info.path / ROWS_FILE
+    np.save(rows_path, np.load(rows_path).view(_V1_DTYPE), allow_pickle=False)
+    data = rows_path.read_bytes()
+    meta = json.loads((info.path / "meta.json").read_text())
+    meta.update(layout_version=1, layout_hash=READABLE_LAYOUTS[1], rows_bytes=len(data),
+                sha256=hashlib.sha256(data).hexdigest())
+    (info.path / "meta.json").write_text(json.dumps(meta))
+    assert np.load(rows_path).dtype == _V1_DTYPE
+    rows = read_snapshot(info.path)
+    assert rows.dtype == ROW_DTYPE and (rows["endings"] == 0).all()
+    assert rows["seq"].tolist() == list(range(40, 100))
+    with restore_store(info.path, tmp_path / "restored.bin") as restored:
+        assert restored.read_valid().seq.tolist() == list(range(40, 100))
+
+
 def test_round_trip_and_restore(tmp_path: Path) -> None:
     with wrapped_store(tmp_path / "r.bin") as store:
         info = write_snapshot(store, tmp_path / "snaps" / "camp" / "gen_0003")
@@ -45,7 +70,7 @@ def test_round_trip_and_restore(tmp_path: Path) -> None:
     assert (info.rows, info.first_seq, info.total_appended) == (60, 40, 100)
     assert info.header == header
     meta = json.loads((info.path / "meta.json").read_text())
-    assert meta["rows"] == 60 and meta["last_seq"] == 99 and meta["layout_version"] == 1
+    assert meta["rows"] == 60 and meta["last_seq"] == 99 and meta["layout_version"] == LAYOUT_VERSION
     assert read_snapshot_info(info.path).sha256 == info.sha256
 
     rows = read_snapshot(info.path)
@@ -123,7 +148,8 @@ def test_corrupt_snapshots_name_the_file(tmp_path: Path) -> None:
         read_snapshot(short)
 
     for name, change, why in (("version", {"snapshot_version": 99}, "format version 99"),
-                              ("layout", {"layout_version": 2}, "layout version 2"),
+                              ("layout", {"layout_version": 3}, "layout version 3"),
+                              ("v1hash", {"layout_version": 1}, "layout version 1 .*hash"),
                               ("format", {"format": "other"}, "not a chesszero replay snapshot"),
                               ("count", {"rows": 59}, "disagree")):
         bad = copy(name)

@@ -44,12 +44,19 @@ def test_the_share_at_the_cap_matches_the_rows(tmp_path: Path, where: str) -> No
     expected = float((surprise >= cap).mean())
     assert out["surprise_at_cap"] == pytest.approx(expected)
     assert {"none": expected == 0.0, "median": 0 < expected < 1, "all": expected == 1.0}[where]
+    # each fool's mate shard has 3 rows, the last with 2...Qh4# on the board; none can stalemate
+    assert out["with_mate"] == pytest.approx(1 / 3) and out["with_stalemate"] == 0.0
 
     again = learn_stage.ingest(campaign, campaign.load_state(), GEN)  # nothing new: no share
     assert again["rows_added"] == 0 and math.isnan(again["surprise_at_cap"])
+    assert math.isnan(again["with_mate"]) and math.isnan(again["with_stalemate"])
 
 
 def test_the_generation_table_shows_the_share() -> None:
     console = Console(record=True, width=100)
     console.print(summary_table(GEN, {"replay/size": 9.0, "replay/surprise_at_cap": 0.62}))
     assert "│   new rows at the surprise cap │ 0.62 │" in console.export_text()
+    console.print(summary_table(GEN, {"replay/rows_with_mate": 0.0081, "replay/rows_with_stalemate": 0.0062}))
+    text = console.export_text()
+    assert "│   new rows with a mating move      │ 0.008 │" in text
+    assert "│   new rows with a stalemating move │ 0.006 │" in text

@@ -160,3 +160,49 @@ def test_reflection_modes() -> None:
     default = to_train_batch(rows, mode=Reflection.NO_CASTLING, coins=ones)
     np.testing.assert_array_equal(default.reflected.numpy(), ~castling)
     torch.testing.assert_close(default.planes[castling], plain.planes[castling])
+
+
+def test_ending_rows_weigh_more_in_the_policy_term_only() -> None:
+    """``mate_rows`` / ``stalemate_rows`` scale the policy cross-entropy of rows
+    whose position has such a move (the larger weight when it has both); the sum
+    is still divided by N, the reported policy term stays unweighted, and the
+    default weights of 1 give SPEC 5's loss bit for bit."""
+    from chesszero.replay.layout import ENDING_MATE, ENDING_STALEMATE, ENDINGS_KNOWN
+    from chesszero.train.loss import ending_row_weights, sparse_cross_entropy
+
+    known = ENDINGS_KNOWN
+    bits = np.array([known | ENDING_MATE, known | ENDING_STALEMATE, known | ENDING_MATE | ENDING_STALEMATE,
+                     known, 0, known], dtype=np.uint8)
+    batch = to_train_batch(dataclasses.replace(make_rows(6), endings=bits), mode=Reflection.ALL,
+                           coins=np.ones(6, dtype=bool))  # reflection leaves the bits alone
+    endings = batch.endings
+    assert endings.tolist() == bits.tolist()
+    weights = WEIGHTS.model_copy(update={"mate_rows": 4.0, "stalemate_rows": 8.0})
+    assert ending_row_weights(endings, weights).tolist() == [4.0, 8.0, 8.0, 1.0, 1.0, 1.0]
+    low = WEIGHTS.model_copy(update={"mate_rows": 3.0, "stalemate_rows": 0.5})
+    assert ending_row_weights(endings, low).tolist() == [3.0, 0.5, 3.0, 1.0, 1.0, 1.0]
+
+    out = _outputs(len(batch), requires_grad=True)
+    plain = compute_loss(out, batch, WEIGHTS)
+    assert torch.equal(plain.policy, sparse_cross_entropy(out.policy, batch.policy_ids, batch.policy_probs,
+                                                          batch.legal).sum() / 6)
+    weighted = compute_loss(out, batch, weights)
+    ce = sparse_cross_entropy(out.policy, batch.policy_ids, batch.policy_probs, batch.legal)
+    torch.testing.assert_close(weighted.policy, plain.policy)  # reported unweighted
+    expected = (ce * torch.tensor([4.0, 8.0, 8.0, 1.0, 1.0, 1.0])).sum() / 6
+    torch.testing.assert_close(weighted.total - plain.total, expected - plain.policy)
+
+    # ordinary rows keep exactly their gradient; an ending row's is scaled by its weight
+    g_plain = torch.autograd.grad(plain.total, out.policy, retain_graph=True)[0]
+    g_weighted = torch.autograd.grad(weighted.total, out.policy)[0]
+    torch.testing.assert_close(g_weighted[3:], g_plain[3:])
+    torch.testing.assert_close(g_weighted[0], 4.0 * g_plain[0])
+    torch.testing.assert_close(g_weighted[1], 8.0 * g_plain[1])
+
+
+def test_ending_row_weights_are_checked_by_the_recipe() -> None:
+    with pytest.raises(ValueError, match="stalemate_rows"):
+        LossWeights(policy=1.0, value=1.0, next_policy=0.15, length=0.1, stalemate_rows=-1.0)
+    with pytest.raises(ValueError, match="mate_rows"):
+        LossWeights(policy=1.0, value=1.0, next_policy=0.15, length=0.1, mate_rows=1000.0)
+    assert (WEIGHTS.mate_rows, WEIGHTS.stalemate_rows) == (1.0, 1.0)

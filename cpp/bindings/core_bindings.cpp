@@ -98,6 +98,17 @@ void bind_core(py::module_& m) {
              encode_game_packed(g, out.mutable_data());
              return out;
            })
+      .def("_ending_actions",
+           [](const Game& g) {
+             std::vector<Move> mates, stalemates;
+             ending_moves(g.position(), mates, stalemates);
+             auto actions = [&g](const std::vector<Move>& moves) {
+               std::vector<int> out;
+               for (Move mv : moves) out.push_back(action_of(g.position(), mv));
+               return out;
+             };
+             return py::make_tuple(actions(mates), actions(stalemates));
+           })
       .def("_status",
            [](const Game& g) {
              GameStatus st = g.status();

@@ -64,6 +64,18 @@ int Game::repetitions() const {
   return count;
 }
 
+void ending_moves(const Position& pos, std::vector<Move>& mates, std::vector<Move>& stalemates) {
+  MoveList list;
+  pos.legal_moves(list);
+  for (Move mv : list) {
+    Position child = pos;
+    child.play(mv);
+    const GameStatus st = evaluate_status(child, 0);
+    if (st.termination == Termination::CHECKMATE) mates.push_back(mv);
+    else if (st.termination == Termination::STALEMATE) stalemates.push_back(mv);
+  }
+}
+
 GameStatus Game::status() const { return evaluate_status(position(), repetitions()); }
 
 int Game::recent_moves(Move* out, int n) const {

@@ -44,6 +44,11 @@ GameStatus evaluate_status(const Position& pos, int repetitions);
 // (a search leaf that generated them to expand): no move generation here.
 GameStatus evaluate_status(const Position& pos, int repetitions, int num_legal);
 
+// The legal moves of `pos` after which the game ends in checkmate or in
+// stalemate (by evaluate_status: a move that leaves insufficient material is
+// neither). Appends to `mates` and `stalemates`.
+void ending_moves(const Position& pos, std::vector<Move>& mates, std::vector<Move>& stalemates);
+
 class Game {
  public:
   Game();

@@ -112,6 +112,13 @@ class Game(_core._Game):
     def is_game_over(self) -> bool:
         return self._status()[0] != _T.NONE.value
 
+    def ending_actions(self) -> tuple[list[int], list[int]]:
+        """The legal actions (SPEC 3 ids) after which the game ends in checkmate
+        and those after which it ends in stalemate (the rules' precedence: a move
+        leaving insufficient material is neither), in legal-move order."""
+        mates, stalemates = self._ending_actions()
+        return list(mates), list(stalemates)
+
     def __repr__(self) -> str:
         # A Game whose FEN was refused still exists in the traceback's frames (pytest
         # prints their locals); the native object behind it was never built.

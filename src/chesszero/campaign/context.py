@@ -139,6 +139,8 @@ ADDED_KEYS: dict[str, Any] = {
     "selfplay.random_opponent_min_lead": ANY,  # read only with random_opponent_fraction > 0
     "selfplay.random_opponent_policy_fraction": 0.0,
     "train.optimizer": "sgd",
+    "train.loss_weights.mate_rows": 1.0,
+    "train.loss_weights.stalemate_rows": 1.0,
 }
 """Recipe keys added after campaigns existed, with the value that reproduces
 what those campaigns did: a campaign started before a key existed resumes

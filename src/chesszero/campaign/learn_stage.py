@@ -53,13 +53,16 @@ def ingest(campaign: Campaign, state: CampaignState, generation: int) -> dict[st
     listed under "rejected" with the generation's earlier ones. "surprise_at_cap"
     is the share of the rows added now whose policy surprise reaches
     ``replay.surprise_cap`` (NaN when none were added): near 1, the surprise
-    sampler draws almost uniformly."""
+    sampler draws almost uniformly. "with_mate" and "with_stalemate" are the
+    shares of those rows whose position has a checkmating / stalemating move
+    (the rows ``train.loss_weights.mate_rows`` / ``stalemate_rows`` weigh)."""
     from chesszero.replay import convert_shard
+    from chesszero.replay.layout import ENDING_MATE, ENDING_STALEMATE
     from chesszero.replay.materialize import target_options_from_config
 
     options = target_options_from_config(campaign.cfg.replay, generation)
     store = open_store(campaign, generation)
-    added = at_cap = 0
+    added = at_cap = with_mate = with_stalemate = 0
     cap = campaign.cfg.replay.surprise_cap
     try:
         pending = state.pending_shard
@@ -99,8 +102,12 @@ def ingest(campaign: Campaign, state: CampaignState, generation: int) -> dict[st
                 campaign.save_state(state)
                 added += len(rows)
                 at_cap += int((rows["surprise"] >= cap).sum())
+                with_mate += int(((rows["endings"] & ENDING_MATE) != 0).sum())
+                with_stalemate += int(((rows["endings"] & ENDING_STALEMATE) != 0).sum())
         return {"rows_added": added, "size": store.size, "occupancy": store.size / store.logical_capacity,
                 "surprise_at_cap": at_cap / added if added else float("nan"),
+                "with_mate": with_mate / added if added else float("nan"),
+                "with_stalemate": with_stalemate / added if added else float("nan"),
                 "total_appended": store.total_appended,
                 "rejected": rejected_shards(campaign.paths, generation)}
     finally:

@@ -77,6 +77,8 @@ REPLAY_SAMPLE_AGE = "replay/mean_sample_age"
 REPLAY_ADMITTED_TOTAL = "replay/admitted_total"
 REPLAY_SHARDS_REJECTED = "replay/shards_rejected"  # of the generation, quarantined (campaign.quarantine)
 REPLAY_SURPRISE_AT_CAP = "replay/surprise_at_cap"  # share of the generation's new rows at replay.surprise_cap
+REPLAY_WITH_MATE = "replay/rows_with_mate"  # share of the generation's new rows with a checkmating move
+REPLAY_WITH_STALEMATE = "replay/rows_with_stalemate"  # ... with a stalemating move
 
 RESIGN_THRESHOLD = "resign/threshold"
 RESIGN_FALSE_UPPER = "resign/false_rate_upper"

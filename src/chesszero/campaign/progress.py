@@ -90,6 +90,8 @@ def summary_table(generation: int, m: dict[str, Any]) -> Table:
     row("trainer samples/s", M.TRAIN_SAMPLES_S, "{:.0f}")
     row("replay rows", M.REPLAY_SIZE, "{:.0f}")
     row("  new rows at the surprise cap", M.REPLAY_SURPRISE_AT_CAP, "{:.2f}")
+    row("  new rows with a mating move", M.REPLAY_WITH_MATE, "{:.3f}")
+    row("  new rows with a stalemating move", M.REPLAY_WITH_STALEMATE, "{:.3f}")
     if m.get(M.REPLAY_SHARDS_REJECTED):
         t.add_row("[bold red]shards quarantined (rejected/)[/]", f"{m[M.REPLAY_SHARDS_REJECTED]:.0f}")
     row("fidelity agreement", M.fidelity_key("agreement"))

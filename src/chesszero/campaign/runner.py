@@ -208,6 +208,8 @@ def materialize(campaign: Campaign) -> dict[str, float]:
                        M.REPLAY_SHARDS_REJECTED: len(out["rejected"])}
         if out["rows_added"]:
             run.metrics[M.REPLAY_SURPRISE_AT_CAP] = out["surprise_at_cap"]
+            run.metrics[M.REPLAY_WITH_MATE] = out["with_mate"]
+            run.metrics[M.REPLAY_WITH_STALEMATE] = out["with_stalemate"]
         for rejected in out["rejected"]:  # the reason files, beside the run's other records
             reason = campaign.paths.dir / f"{rejected.kept_at}{REASON_SUFFIX}"
             run.tracker.log_artifact(reason, f"rejected/gen_{state.generation:04d}")

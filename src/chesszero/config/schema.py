@@ -324,6 +324,14 @@ class LossWeights(_Section):
     value: NonNegFloat
     next_policy: NonNegFloat
     length: NonNegFloat
+    mate_rows: float = Field(
+        default=1.0, ge=0.0, le=100.0,
+        description="Policy-loss weight of a row whose position has a checkmating move (1: SPEC 5, "
+        "every row weighs 1). Beyond the paper (issue 22): teaches the raw policy rare endings.")
+    stalemate_rows: float = Field(
+        default=1.0, ge=0.0, le=100.0,
+        description="Policy-loss weight of a row whose position has a stalemating move (1: SPEC 5). "
+        "A row with both takes the larger weight.")
 
 
 class TrainConfig(_Section):

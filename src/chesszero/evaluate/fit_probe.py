@@ -8,7 +8,9 @@ generation (the network's future: rows it never trains on), and trains a
 fresh network of a given size on the rest with the recipe's trainer
 (optimizer, LR schedule, loss weights, reflection), scoring both sets every
 ``every`` steps: the policy and value losses of SPEC 5 and how often the
-network's top legal move is the target's top move.
+network's top legal move is the target's top move; with ``endings``, also how
+often its top move mates where a mate in one is on the board and stalemates
+where a stalemating move is.
 
 docs/learning.md used it to choose between SGD and AdamW before spending two
 learning runs on it. It measures optimisation on a fixed set, not learning in
@@ -26,10 +28,10 @@ import numpy as np
 import torch
 
 from chesszero.config.schema import Reflection, ReplayConfig, TrainConfig
-from chesszero.evaluate.mate_recall import shard_paths
+from chesszero.evaluate.mate_recall import ReplayScan, shard_paths
 from chesszero.replay.rows import RowBatch
 
-__all__ = ["FitPoint", "FitScore", "fit_curve", "held_out_split", "run_rows"]
+__all__ = ["EndingScore", "FitPoint", "FitScore", "ending_scans", "fit_curve", "held_out_split", "run_rows"]
 
 
 @dataclass(frozen=True)
@@ -44,11 +46,28 @@ class FitScore:
 
 
 @dataclass(frozen=True)
+class EndingScore:
+    """A network on the positions of a set of generations where some legal move
+    checkmates or stalemates (from :func:`chesszero.evaluate.mate_recall.scan_replay`)."""
+
+    mate_positions: int
+    mate_top: float | None
+    """Share of the mate positions where the network's top legal move mates."""
+    stalemate_positions: int
+    stalemate_top: float | None
+    """Share of the stalemate positions where the network's top legal move stalemates."""
+    stalemate_mass: float | None
+    """Mean softmax mass the network puts on the stalemating moves there."""
+
+
+@dataclass(frozen=True)
 class FitPoint:
     step: int
     seconds: float
     train: FitScore
     held_out: FitScore
+    train_endings: EndingScore | None = None
+    held_out_endings: EndingScore | None = None
 
 
 def run_rows(run_dir: str | Path, first: int, last: int, replay: ReplayConfig) -> np.ndarray:
@@ -95,13 +114,49 @@ def _score(model: torch.nn.Module, rows: RowBatch, cfg: TrainConfig, limit: int)
                     top1=float((top == target_top).float().mean()))
 
 
+def ending_scans(run_dir: str | Path, first: int, last: int) -> tuple[ReplayScan, ReplayScan]:
+    """The mate and stalemate positions of generations ``first..last-1`` and of
+    ``last`` (held out), replayed from the campaign's shards."""
+    from chesszero.evaluate.mate_recall import scan_replay
+
+    return (scan_replay(shard_paths(run_dir, first, last - 1)), scan_replay(shard_paths(run_dir, last, last)))
+
+
+def _torch_policy(model: torch.nn.Module) -> Callable[[np.ndarray], np.ndarray]:
+    def policy(planes: np.ndarray) -> np.ndarray:
+        with torch.no_grad():
+            return model(torch.from_numpy(np.ascontiguousarray(planes, dtype=np.float32))).policy.float().numpy()
+    return policy
+
+
+def _ending_score(model: torch.nn.Module, scan: ReplayScan) -> EndingScore:
+    from chesszero.evaluate.mate_recall import mate_recall, stalemate_risk
+
+    was_training = model.training
+    model.eval()
+    policy = _torch_policy(model)
+    mates = mate_recall(scan.rows, scan.mates, policy)
+    stale = stalemate_risk(scan.rows, scan.stalemates, policy)
+    model.train(was_training)
+    return EndingScore(
+        mate_positions=mates.positions, mate_top=mates.top_mates / mates.positions if mates.positions else None,
+        stalemate_positions=stale.positions,
+        stalemate_top=stale.top_stalemates / stale.positions if stale.positions else None,
+        stalemate_mass=stale.mass_mean)
+
+
 def fit_curve(train: RowBatch, held_out: RowBatch, cfg: TrainConfig, size: str, *, steps: int,
               every: int, score_rows: int = 4000, seed: int = 0,
+              endings: tuple[ReplayScan, ReplayScan] | None = None,
               on_point: Callable[[FitPoint], None] | None = None,
               on_step: Callable[[int], None] | None = None) -> list[FitPoint]:
     """Trains a fresh ``size`` network (``cfg``'s optimizer, schedule, seed) for
     ``steps`` steps on ``train``; scores it on the first ``score_rows`` rows of
-    each set at step 0 and every ``every`` steps (and at the end)."""
+    each set at step 0 and every ``every`` steps (and at the end). With
+    ``endings`` (:func:`ending_scans`), each point also scores the network's
+    top move on the training and held-out positions with a mate or a
+    stalemate on the board (the rows ``train.loss_weights.mate_rows`` /
+    ``stalemate_rows`` weigh)."""
     from chesszero.train.sources import ArraySampler, SampledBatches
     from chesszero.train.trainer import Trainer
 
@@ -118,7 +173,9 @@ def fit_curve(train: RowBatch, held_out: RowBatch, cfg: TrainConfig, size: str, 
 
     def score(step: int) -> None:
         point = FitPoint(step, time.perf_counter() - start, _score(trainer.model, train, cfg, score_rows),
-                         _score(trainer.model, held_out, cfg, score_rows))
+                         _score(trainer.model, held_out, cfg, score_rows),
+                         *((None, None) if endings is None else
+                           (_ending_score(trainer.model, endings[0]), _ending_score(trainer.model, endings[1]))))
         points.append(point)
         if on_point is not None:
             on_point(point)

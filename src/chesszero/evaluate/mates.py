@@ -44,16 +44,8 @@ def mating_moves(game: core.Game) -> set[str]:
 def ending_moves(game: core.Game) -> tuple[set[str], set[str]]:
     """The legal moves (UCI) that checkmate and those that stalemate in
     ``game``'s current position, in one pass over the legal moves."""
-    mates, stalemates = set(), set()
-    for uci in game.legal_uci():
-        game.push_uci(uci)
-        outcome = game.outcome()
-        if outcome is not None and outcome.termination is core.Termination.CHECKMATE:
-            mates.add(uci)
-        elif outcome is not None and outcome.termination is core.Termination.STALEMATE:
-            stalemates.add(uci)
-        game.pop()
-    return mates, stalemates
+    mates, stalemates = game.ending_actions()
+    return {game.uci_of(a) for a in mates}, {game.uci_of(a) for a in stalemates}
 
 
 def mates_in_one(start_fen: str, moves: Sequence[str], *, white: bool, skip: int = 0) -> MateInOne:

@@ -8,11 +8,12 @@ pruned visit policy renormalised over its kept actions, the outcome target
 (finished game: one-hot result; capped game: ``wdl(cap_value)`` with the sign
 of each position's side to move) blurred by ``0.998 ** plies_remaining`` and
 blended with the row's root value by ``beta``, the next searched policy when
-the very next ply was searched, and ``plies_remaining / 400`` except for capped
-games. A late-tail search (``is_tail_search``, the paper's earlier design
-behind ``selfplay.late_tail``) gives no row: its position is still replayed
-and checked, and its policy is still the next-policy label of the row before
-it, but it is never admitted. Rows carry the record's ``generation`` and, as
+the very next ply was searched, ``plies_remaining / 400`` except for capped
+games, and which game-ending moves (a mate, a stalemate) the position has.
+A late-tail search (``is_tail_search``, the paper's earlier design behind
+``selfplay.late_tail``) gives no row: its position is still replayed and
+checked, and its policy is still the next-policy label of the row before it,
+but it is never admitted. Rows carry the record's ``generation`` and, as
 their timestamp, the shard file's modification time (records hold no
 completion time; shards are written atomically when their games finish).
 
@@ -35,6 +36,9 @@ from typing import Any
 import numpy as np
 
 from chesszero.replay.layout import (
+    ENDING_MATE,
+    ENDING_STALEMATE,
+    ENDINGS_KNOWN,
     LEGAL_BYTES,
     LENGTH_SCALE,
     MAX_POLICY,
@@ -115,6 +119,7 @@ def game_rows(rec: dict[str, Any], options: TargetOptions, timestamp: float) -> 
             if j < n and plies[j] == p:
                 rows["planes"][j] = game.encode_packed()
                 legal[j, :1880] = game.legal_mask()
+                rows["endings"][j] = _endings(game)
                 turns[j] = game.turn
                 j += 1
             if p < len(moves):
@@ -180,6 +185,12 @@ def game_rows(rec: dict[str, Any], options: TargetOptions, timestamp: float) -> 
     if tail is not None and any(tail):
         rows = rows[~np.asarray(tail, dtype=bool)]
     return rows
+
+
+def _endings(game: Any) -> int:
+    """The row's ``endings`` byte: which game-ending moves the position has."""
+    mates, stalemates = game.ending_actions()
+    return ENDINGS_KNOWN | (ENDING_MATE if mates else 0) | (ENDING_STALEMATE if stalemates else 0)
 
 
 def _check_ending(game: Any, rec: dict[str, Any]) -> None:

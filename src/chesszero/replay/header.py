@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from chesszero.replay.layout import LAYOUT_HASH, LAYOUT_VERSION, ROW_SIZE
+from chesszero.replay.layout import LAYOUT_HASH, LAYOUT_VERSION, READABLE_LAYOUTS, ROW_SIZE
 
 MAGIC = b"CZREPLAY"
 SLOT_BYTES = 4096
@@ -237,11 +237,14 @@ def decode_slot(raw: bytes) -> tuple[StoreHeader | None, str]:
     crc = zlib.crc32(bytes(raw[:_CHECKED_BYTES])) & 0xFFFFFFFF
     if crc != int(rec["checksum"]):
         return None, "header checksum mismatch (corrupt or torn header)"
-    if int(rec["version"]) != LAYOUT_VERSION:
-        return None, f"layout version {int(rec['version'])}, this code reads {LAYOUT_VERSION}"
-    if int(rec["row_size"]) != ROW_SIZE or int(rec["layout_hash"]) != LAYOUT_HASH:
+    version = int(rec["version"])
+    if version not in READABLE_LAYOUTS:
+        return None, (f"layout version {version}, this code reads "
+                      f"{' and '.join(map(str, sorted(READABLE_LAYOUTS)))}")
+    if int(rec["row_size"]) != ROW_SIZE or int(rec["layout_hash"]) != READABLE_LAYOUTS[version]:
         return None, (f"row layout differs (row size {int(rec['row_size'])}, this code uses "
-                      f"{ROW_SIZE}; layout hash {int(rec['layout_hash'])} vs {LAYOUT_HASH})")
+                      f"{ROW_SIZE}; layout hash {int(rec['layout_hash'])} vs "
+                      f"{READABLE_LAYOUTS[version]} for version {version})")
     n = int(rec["n_segments"])
     if not 0 < n <= MAX_SEGMENTS:
         return None, f"{n} ring segments"

@@ -29,12 +29,22 @@ legal               uint8[235]      legal-action bitset: action a is bit ``a % 8
                                     (little bit order) of byte ``a // 8``
 next_mask           uint8           1 when the next-policy label exists
 length_mask         uint8           1 when the remaining-length label exists
+endings             uint8           game-ending moves of the position: bit 0 some
+                                    legal move checkmates, bit 1 some legal move
+                                    stalemates, bit 7 the bits were computed
+                                    (0 in rows written before layout version 2)
 ==================  ==============  ================================================
 
 Sparse policies are stored with their kept probabilities renormalised to sum
 to one; the fraction of (pruned) visits that did not fit in 60 entries is kept
 separately. Action ids of the next policy are in the next position's own
 canonical frame (its side to move), as SPEC 5 prescribes.
+
+Version 2 added ``endings`` in the first of version 1's five padding bytes,
+which were always written as zeros: the row size is unchanged and a version-1
+store or snapshot is read as it is, its rows flagged "endings not computed"
+(``READABLE_LAYOUTS``). A store a version-2 writer appends to is stamped
+version 2 by its next header commit.
 """
 
 from __future__ import annotations
@@ -45,7 +55,7 @@ import numpy as np
 
 from chesszero import core
 
-LAYOUT_VERSION = 1
+LAYOUT_VERSION = 2
 """Version of ``ROW_DTYPE`` and of the file header; bump on any change."""
 
 MAX_POLICY = 60
@@ -83,7 +93,8 @@ ROW_DTYPE = np.dtype(
         ("legal", "u1", (LEGAL_BYTES,)),
         ("next_mask", "u1"),
         ("length_mask", "u1"),
-        ("_pad", "u1", (5,)),
+        ("endings", "u1"),
+        ("_pad", "u1", (4,)),
     ]
 )
 """One replay row; ``ROW_DTYPE.itemsize`` is a multiple of 8 so every row's
@@ -91,8 +102,38 @@ ROW_DTYPE = np.dtype(
 
 ROW_SIZE = ROW_DTYPE.itemsize
 
-LAYOUT_HASH = zlib.crc32(repr(ROW_DTYPE.descr).encode("ascii")) & 0xFFFFFFFF
+
+def _layout_hash(dtype: np.dtype) -> int:
+    return zlib.crc32(repr(dtype.descr).encode("ascii")) & 0xFFFFFFFF
+
+
+LAYOUT_HASH = _layout_hash(ROW_DTYPE)
 """Fingerprint of the row layout, written into the file header."""
+
+ENDING_MATE = 0x01
+"""``endings`` bit: some legal move of the row's position checkmates."""
+ENDING_STALEMATE = 0x02
+"""``endings`` bit: some legal move of the row's position stalemates."""
+ENDINGS_KNOWN = 0x80
+"""``endings`` bit: the two bits above were computed (set in every row materialised
+since layout version 2; rows read from a version-1 file have ``endings`` 0)."""
+
+_V1_DTYPE = np.dtype([(n, "u1", (5,)) if n == "_pad" else (n, ROW_DTYPE.fields[n][0])
+                      for n in ROW_DTYPE.names if n != "endings"])
+READABLE_LAYOUTS: dict[int, int] = {1: _layout_hash(_V1_DTYPE), LAYOUT_VERSION: LAYOUT_HASH}
+"""Layout versions this code reads, with each one's fingerprint: version 1 rows are
+version 2 rows whose ``endings`` byte is 0 (it was padding, always zero)."""
+
+
+def as_current(rows: np.ndarray) -> np.ndarray:
+    """``rows`` as ``ROW_DTYPE``: version-1 rows (a snapshot written before
+    ``endings`` existed) are viewed in place, their ``endings`` 0; any other
+    dtype raises ``TypeError``."""
+    if rows.dtype == ROW_DTYPE:
+        return rows
+    if rows.dtype == _V1_DTYPE:
+        return rows.view(ROW_DTYPE)
+    raise TypeError(f"expected replay rows of layout version 1 or {LAYOUT_VERSION}, got {rows.dtype}")
 
 assert ROW_SIZE % 8 == 0, ROW_SIZE
 
@@ -174,5 +215,9 @@ def validate_rows(rows: np.ndarray, *, source: str = "rows") -> None:
         check(~need | (np.abs(sums - 1) < 1e-3), f"{probs} do not sum to 1")
         check(need | (sums == 0), f"{probs} set without its mask")
     check(rows["length_mask"].astype(bool) | (rows["length"] == 0), "length set without its mask")
+    endings = rows["endings"]
+    check((endings & ~np.uint8(ENDINGS_KNOWN | ENDING_MATE | ENDING_STALEMATE)) == 0,
+          "endings has unknown bits")
+    check(((endings & ENDINGS_KNOWN) != 0) | (endings == 0), "endings bits set without the known bit")
     if problems:
         raise ValueError(f"{source}: invalid replay rows: " + "; ".join(problems))

@@ -42,6 +42,7 @@ class RowBatch:
     length_mask: np.ndarray       # bool [N]
     generation: np.ndarray        # int32 [N]
     ply: np.ndarray               # int16 [N]
+    endings: np.ndarray           # uint8 [N], layout.ENDING_* bits
 
     @classmethod
     def from_rows(cls, rows: np.ndarray, slots: np.ndarray) -> RowBatch:

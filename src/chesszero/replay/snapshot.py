@@ -29,6 +29,7 @@ DVC project has a default remote, ``dvc push``.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import json
@@ -44,7 +45,14 @@ import numpy as np
 
 from chesszero.fsio import fsync_dir
 from chesszero.replay.header import ReplayFormatError, StoreHeader
-from chesszero.replay.layout import LAYOUT_HASH, LAYOUT_VERSION, ROW_DTYPE, ROW_SIZE
+from chesszero.replay.layout import (
+    LAYOUT_HASH,
+    LAYOUT_VERSION,
+    READABLE_LAYOUTS,
+    ROW_DTYPE,
+    ROW_SIZE,
+    as_current,
+)
 from chesszero.replay.store import ReplayStore
 
 __all__ = ["DvcError", "DvcTrackResult", "SnapshotError", "SnapshotInfo", "dvc_track",
@@ -187,17 +195,20 @@ def read_snapshot_info(snapshot_dir: str | os.PathLike[str]) -> SnapshotInfo:
     if meta.get("snapshot_version") != SNAPSHOT_VERSION:
         raise SnapshotError(f"{meta_path}: snapshot format version {meta.get('snapshot_version')}, "
                             f"this code reads {SNAPSHOT_VERSION}")
-    if meta.get("layout_version") != LAYOUT_VERSION or meta.get("row_size") != ROW_SIZE \
-            or meta.get("layout_hash") != LAYOUT_HASH:
+    version = meta.get("layout_version")
+    if not isinstance(version, int) or version not in READABLE_LAYOUTS or meta.get("row_size") != ROW_SIZE \
+            or meta.get("layout_hash") != READABLE_LAYOUTS[version]:
         raise SnapshotError(
-            f"{meta_path}: row layout version {meta.get('layout_version')} (row size "
-            f"{meta.get('row_size')}, hash {meta.get('layout_hash')}), this code uses version "
-            f"{LAYOUT_VERSION} (row size {ROW_SIZE}, hash {LAYOUT_HASH})")
+            f"{meta_path}: row layout version {version} (row size "
+            f"{meta.get('row_size')}, hash {meta.get('layout_hash')}), this code reads versions "
+            f"{' and '.join(map(str, sorted(READABLE_LAYOUTS)))} (row size {ROW_SIZE}, version "
+            f"{LAYOUT_VERSION} hash {LAYOUT_HASH})")
     try:
         header = StoreHeader.from_dict(meta["header"])
         info = SnapshotInfo(path=folder, rows=int(meta["rows"]), first_seq=int(meta["first_seq"]),
                             total_appended=int(meta["total_appended"]), header=header,
-                            rows_bytes=int(meta["rows_bytes"]), sha256=str(meta["sha256"]))
+                            rows_bytes=int(meta["rows_bytes"]), sha256=str(meta["sha256"]),
+                            layout_version=int(version))
     except (KeyError, TypeError, ValueError) as exc:
         raise SnapshotError(f"{meta_path}: invalid snapshot metadata ({exc})") from exc
     if info.rows != header.size or info.total_appended != header.total_appended \
@@ -241,9 +252,11 @@ def read_snapshot(snapshot_dir: str | os.PathLike[str], *, mmap: bool = False) -
         rows = np.load(rows_path, mmap_mode="r" if mmap else None, allow_pickle=False)
     except (OSError, ValueError) as exc:
         raise SnapshotError(f"{rows_path}: unreadable row array ({exc})") from exc
+    with contextlib.suppress(TypeError):  # a version-1 snapshot's rows: ``endings`` 0 (not computed)
+        rows = as_current(rows)
     if rows.dtype != ROW_DTYPE or rows.shape != (info.rows,):
         raise SnapshotError(f"{rows_path}: holds {rows.shape} of {rows.dtype}, expected "
-                            f"({info.rows},) replay rows of layout version {LAYOUT_VERSION}")
+                            f"({info.rows},) replay rows of layout version {info.layout_version}")
     expect = np.arange(info.first_seq, info.first_seq + info.rows, dtype=np.int64)
     if not np.array_equal(rows["seq"], expect):
         raise SnapshotError(f"{rows_path}: row seq stamps are not {info.first_seq}.."

@@ -45,6 +45,7 @@ class TrainBatch:
     length: torch.Tensor  # float32 [N], plies_remaining / 400
     length_mask: torch.Tensor  # bool [N]
     reflected: torch.Tensor  # bool [N], rows that were file-reflected
+    endings: torch.Tensor  # uint8 [N], the rows' game-ending-move bits (replay.layout.ENDING_*)
 
     def __len__(self) -> int:
         return int(self.planes.shape[0])
@@ -142,4 +143,5 @@ def to_train_batch(
         length=torch.from_numpy(np.where(length_mask, rows.length, 0.0).astype(np.float32)),
         length_mask=torch.from_numpy(length_mask.copy()),
         reflected=torch.from_numpy(flags.copy()),
+        endings=torch.from_numpy(np.asarray(rows.endings, dtype=np.uint8).copy()),
     )

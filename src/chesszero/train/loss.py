@@ -13,6 +13,13 @@
 Every head is averaged over all ``N`` rows of the batch with each row weighted
 1.0; a missing label contributes exactly zero (not a re-weighted mean), so
 per-rank losses average to the global-batch loss under DDP.
+
+Beyond SPEC 5 (issue 22), a row whose position has a checkmating or a
+stalemating move may weigh more in the policy term (``LossWeights.mate_rows``,
+``stalemate_rows``; the larger of the two when both apply). The sum is still
+divided by ``N``, so ordinary rows keep their gradient and the default weights
+of 1 give SPEC 5's loss bit for bit. The ``policy`` term reported stays the
+unweighted one (comparable across recipes); only ``total`` is weighted.
 """
 
 from __future__ import annotations
@@ -24,9 +31,10 @@ import torch.nn.functional as F
 
 from chesszero.config.schema import LossWeights
 from chesszero.model.network import NetOutput
+from chesszero.replay.layout import ENDING_MATE, ENDING_STALEMATE
 from chesszero.train.batch import TrainBatch
 
-__all__ = ["ILLEGAL_LOGIT", "LossTerms", "compute_loss", "sparse_cross_entropy"]
+__all__ = ["ILLEGAL_LOGIT", "LossTerms", "compute_loss", "ending_row_weights", "sparse_cross_entropy"]
 
 ILLEGAL_LOGIT = -1.0e9
 """Value given to illegal logits before the softmax (finite: no 0 * inf NaNs)."""
@@ -63,12 +71,28 @@ def sparse_cross_entropy(
     return -(probs * log_p.gather(1, ids)).sum(dim=1)
 
 
+def ending_row_weights(endings: torch.Tensor, weights: LossWeights) -> torch.Tensor:
+    """Per-row policy weights ``[N]`` from the rows' ``endings`` bits: 1, or
+    ``mate_rows`` / ``stalemate_rows`` where the position has such a move (the
+    larger where it has both; rows whose bits were never computed weigh 1)."""
+    bits = endings.to(torch.int32)
+    mate, stale = (bits & ENDING_MATE) != 0, (bits & ENDING_STALEMATE) != 0
+    w = torch.ones(bits.shape, dtype=torch.float32, device=bits.device)
+    w_mate, w_stale = torch.full_like(w, weights.mate_rows), torch.full_like(w, weights.stalemate_rows)
+    w = torch.where(mate, w_mate, w)
+    w = torch.where(stale, w_stale, w)
+    return torch.where(mate & stale, torch.maximum(w_mate, w_stale), w)
+
+
 def compute_loss(out: NetOutput, batch: TrainBatch, weights: LossWeights) -> LossTerms:
     """The SPEC 5 loss of one batch; requires a network with auxiliary heads."""
     if out.next_policy is None or out.length is None:
         raise ValueError("compute_loss needs the training heads (ChessNet(aux_heads=True))")
     n = len(batch)
     policy = sparse_cross_entropy(out.policy, batch.policy_ids, batch.policy_probs, batch.legal)
+    trained_policy = policy.sum() / n
+    if weights.mate_rows != 1.0 or weights.stalemate_rows != 1.0:
+        trained_policy = (policy * ending_row_weights(batch.endings, weights)).sum() / n
     value = -(batch.wdl * torch.log_softmax(out.wdl.float(), dim=1)).sum(dim=1)
     next_ce = sparse_cross_entropy(out.next_policy, batch.next_ids, batch.next_probs)
     next_policy = torch.where(batch.next_mask, next_ce, torch.zeros_like(next_ce))
@@ -76,7 +100,7 @@ def compute_loss(out: NetOutput, batch: TrainBatch, weights: LossWeights) -> Los
     length = torch.where(batch.length_mask, length_err, torch.zeros_like(length_err))
     terms = [t.sum() / n for t in (policy, value, next_policy, length)]
     total = (
-        weights.policy * terms[0]
+        weights.policy * trained_policy
         + weights.value * terms[1]
         + weights.next_policy * terms[2]
         + weights.length * terms[3]
