@@ -179,6 +179,12 @@ def test_invalid_rows_rejected_without_writing(tmp_path: Path) -> None:
         bad["surprise"][0] = np.nan
         with pytest.raises(ValueError, match="non-finite surprise"):
             store.append(bad)
+        for endings, why in ((0x04 | ENDINGS_KNOWN, "endings has unknown bits"),
+                             (ENDING_MATE, "endings bits set without the known bit")):
+            bad = synthetic_rows(np.arange(4, 8))
+            bad["endings"][1] = endings
+            with pytest.raises(ValueError, match=f"{why}.*first bad row 1"):
+                store.append(bad)
         with pytest.raises(TypeError, match="ROW_DTYPE"):
             store.append(np.zeros(3, dtype=np.float32))
         assert store.total_appended == 4
