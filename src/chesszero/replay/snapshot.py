@@ -29,7 +29,6 @@ DVC project has a default remote, ``dvc push``.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import importlib.util
 import json
@@ -252,8 +251,11 @@ def read_snapshot(snapshot_dir: str | os.PathLike[str], *, mmap: bool = False) -
         rows = np.load(rows_path, mmap_mode="r" if mmap else None, allow_pickle=False)
     except (OSError, ValueError) as exc:
         raise SnapshotError(f"{rows_path}: unreadable row array ({exc})") from exc
-    with contextlib.suppress(TypeError):  # a version-1 snapshot's rows: ``endings`` 0 (not computed)
-        rows = as_current(rows)
+    if info.layout_version == 1 and rows.dtype != ROW_DTYPE:
+        try:  # a version-1 snapshot's rows, viewed with ``endings`` 0 (not computed)
+            rows = as_current(rows)
+        except TypeError as exc:
+            raise SnapshotError(f"{rows_path}: {exc}") from exc
     if rows.dtype != ROW_DTYPE or rows.shape != (info.rows,):
         raise SnapshotError(f"{rows_path}: holds {rows.shape} of {rows.dtype}, expected "
                             f"({info.rows},) replay rows of layout version {info.layout_version}")
