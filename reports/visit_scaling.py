@@ -1,0 +1,113 @@
+"""Searched strength against visits: does more search buy strength from a campaign's network?
+
+Rates a campaign's active artifact (or ``--model``) at each of ``--visits`` on
+the named rungs, with the campaign's own evaluation search, openings and
+ladder (``eval_stage.rate_model``, what the campaign's evaluations play),
+and prints each joint rating with its 95% interval. ``--control`` rates the
+run's untrained ``initial`` artifact the same way. A network whose rating
+climbs steeply with visits is bounded by the search budget; one that stays
+level is bounded by what its value and policy know (docs/learning.md).
+Matches are written under ``--out`` (PGN and JSON per match). Usage::
+
+    python reports/visit_scaling.py ROOT NAME --visits 64 256 --rungs sf-n1-r10 sf-n1 --openings 20
+    python reports/visit_scaling.py ROOT NAME --visits 64 256 --control --json scaling.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+DEFAULT_RUNGS = ("sf-n1-r30", "sf-n1-r10", "sf-n1", "sf-n300")
+
+
+def _visits(text: str) -> int:
+    """An argparse type: a visit count of at least 1 (policy-only play is the campaign's own evaluation)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"visits must be at least 1, got {value}")
+    return value
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("root", type=Path, help="project root of the campaign (holds runs/NAME and data/)")
+    parser.add_argument("name", help="campaign name")
+    parser.add_argument("--visits", type=_visits, nargs="+", default=[64, 256], help="visit budgets (default 64 256)")
+    parser.add_argument("--rungs", nargs="+", default=list(DEFAULT_RUNGS),
+                        help=f"ladder rungs to play (default {' '.join(DEFAULT_RUNGS)})")
+    parser.add_argument("--openings", type=_visits, default=None,
+                        help="opening pairs per match (default: the recipe's evaluate.openings)")
+    parser.add_argument("--model", type=Path, help="ONNX artifact (default: the campaign's active artifact)")
+    parser.add_argument("--control", action="store_true", help="also rate the run's untrained initial artifact")
+    parser.add_argument("--out", type=Path, help="folder for the matches (default: runs/NAME/visit_scaling)")
+    parser.add_argument("--json", type=Path, help="also write the ratings as JSON")
+    return parser.parse_args(argv)
+
+
+def arms(campaign, model: Path | None, control: bool) -> dict[str, Path]:  # noqa: ANN001 - a Campaign
+    """The artifacts to rate by label: ``final`` and, with ``control``, ``control``."""
+    state = campaign.states.load() if campaign.states.exists() else None
+    final = model or (Path(state.active_artifact) if state is not None and state.active_artifact else None)
+    if final is None:
+        raise ValueError(f"campaign {campaign.name!r} has no active artifact yet; pass --model")
+    found = {"final": final}
+    if control:
+        found["control"] = campaign.paths.dir / "artifacts" / "initial" / "int8.onnx"
+    for label, path in found.items():
+        if not path.is_file():
+            raise ValueError(f"{label} artifact {path} does not exist")
+    return found
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    from chesszero.campaign.context import Campaign
+    from chesszero.campaign.eval_stage import rate_model
+    from chesszero.config import ConfigError
+    from chesszero.evaluate.ladder import LadderTable
+
+    try:
+        state_file = args.root / "runs" / args.name / "state.json"
+        if not state_file.is_file():
+            raise ValueError(f"{state_file} does not exist: not a campaign of {args.root}")
+        preset = json.loads(state_file.read_text())["preset"]
+        campaign = Campaign.open(args.root, args.name, preset=preset)
+        ladder = LadderTable.load(args.root / "data" / "ladder.json")
+        for rung in args.rungs:
+            ladder.rating(rung)  # an unknown or uncalibrated rung stops here, before any game
+        if args.openings is not None:
+            ev = campaign.cfg.evaluate.model_copy(update={"openings": args.openings})
+            campaign.cfg = campaign.cfg.model_copy(update={"evaluate": ev})
+        out = args.out or campaign.paths.dir / "visit_scaling"
+        results: list[dict[str, object]] = []
+        for label, artifact in arms(campaign, args.model, args.control).items():
+            for visits in args.visits:
+                started = time.monotonic()
+                rated = rate_model(campaign, str(artifact), visits, out, f"{label}-v{visits}", args.rungs)
+                joint = rated["joint"]
+                scores = ", ".join(f"{rung} {score:.3f}" for rung, score in rated["scores"].items())
+                print(f"{label} at {visits} visits: {joint.describe()}; {scores} "
+                      f"({time.monotonic() - started:.0f} s)", flush=True)
+                results.append({"arm": label, "artifact": str(artifact), "visits": visits,
+                                "scores": rated["scores"], "joint": joint.to_dict(),
+                                "seconds": round(time.monotonic() - started, 1)})
+    except (ValueError, KeyError, FileNotFoundError, ConfigError) as exc:
+        message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc  # KeyError's str() quotes it
+        print(f"visit_scaling: {message}", file=sys.stderr)
+        return 2
+    if args.json:
+        args.json.write_text(json.dumps({"root": str(args.root), "name": args.name, "rungs": args.rungs,
+                                         "openings": campaign.cfg.evaluate.openings, "results": results},
+                                        indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
