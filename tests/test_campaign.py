@@ -113,6 +113,7 @@ def check_values(root: Path, name: str, cfg, client, run) -> None:
     p = cfg.publish
     assert metrics[M.fidelity_key("agreement")] >= p.min_agreement
     assert 0 <= metrics[M.fidelity_key("kl")] <= p.max_kl and 0 <= metrics[M.fidelity_key("wdl_mae")] <= p.max_wdl_mae
+    assert metrics[M.PUBLISH_QAT_STEPS] == p.qat_steps  # qat_when: always (the smoke preset)
     for folder in ("initial", "gen_0000", "gen_0001"):
         fid = json.loads((run_dir / "artifacts" / folder / "fidelity.json").read_text())
         assert fid["passed"] and not fid["failures"] and fid["positions"] == p.calibration_positions

@@ -84,6 +84,8 @@ RESIGN_THRESHOLD = "resign/threshold"
 RESIGN_FALSE_UPPER = "resign/false_rate_upper"
 
 FIDELITY = ("agreement", "kl", "wdl_mae", "moves_left_mae", "passed")
+PUBLISH_QAT_STEPS = "publish/qat_steps"
+"""Fine-tuning steps the generation's publication ran (0: the calibrated artifact was gated)."""
 
 # Progressive sizing: the active stage, the candidate's training and its gate.
 PROGRESSIVE_STAGE = "progressive/stage"

@@ -61,7 +61,7 @@ def publish_checkpoint(campaign: Campaign, generation: int | None, checkpoint: P
 
 def fidelity_metrics(result: Any) -> dict[str, float]:
     report = result.gate.report
-    out = {M.fidelity_key("passed"): float(result.gate.passed)}
+    out = {M.fidelity_key("passed"): float(result.gate.passed), M.PUBLISH_QAT_STEPS: float(result.qat_steps)}
     if report is not None:
         out[M.fidelity_key("agreement")] = float(report.agreement)
         out[M.fidelity_key("kl")] = float(report.kl_mean)

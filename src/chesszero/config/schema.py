@@ -378,9 +378,24 @@ class TrainConfig(_Section):
         return self.global_batch // self.world_size
 
 
+class QatWhen(str, Enum):
+    """When publication runs quantisation-aware fine-tuning (SPEC 9 allows fine-tuning or calibration)."""
+
+    ALWAYS = "always"
+    """Every publication calibrates, then fine-tunes ``qat_steps`` steps (kept when it lowers the
+    tuning set's distillation loss), then gates the result."""
+    ON_GATE_FAILURE = "on_gate_failure"
+    """Gate the calibrated network first; fine-tune, export and gate again only when that artifact
+    fails the fidelity thresholds (an artifact that cannot be built or run is not retried)."""
+
+
 class PublishConfig(_Section):
     calibration_positions: PositiveInt = Field(description="Fixed real positions for QAT/fidelity.")
     qat_steps: int = Field(ge=0, description="Quantisation-aware fine-tuning steps.")
+    qat_when: QatWhen = Field(
+        default=QatWhen.ALWAYS,
+        description="always: fine-tune every publication; on_gate_failure: only when the calibrated "
+        "artifact fails the fidelity gate (docs/learning.md measures what it saves).")
     qat_lr: NonNegFloat = Field(le=1.0)
     min_agreement: Fraction = Field(description="Top-1 legal-move agreement needed.")
     max_kl: NonNegFloat = Field(description="Largest mean legal-policy KL allowed.")

@@ -5,6 +5,9 @@
 1. fold a copy (BatchNorm, branch scale; training-only heads dropped);
 2. calibrate INT8 activation ranges on the calibration set and optionally
    fine-tune in the folded topology (:mod:`~chesszero.publish.quantize`);
+   with ``qat_when=on_gate_failure`` the calibrated network is gated first
+   and fine-tuning runs only when it fails (then steps 3-4 run again, and
+   the first gate's report is kept as ``fidelity.calibrated.json``);
 3. export ``fp32.onnx`` and ``int8.onnx`` (+ their torch states) into the
    output directory, each with its golden file (``publish.golden``) once gated;
 4. :func:`gate_and_activate` the chosen precision: build it in the target
@@ -29,7 +32,7 @@ from pathlib import Path
 
 import torch
 
-from chesszero.config.schema import PublishConfig
+from chesszero.config.schema import PublishConfig, QatWhen
 from chesszero.fsio import file_sha256
 from chesszero.model.network import ChessNet
 from chesszero.publish.artifact import (
@@ -80,6 +83,8 @@ class PublishSettings:
     moves_left: bool = False
     """Keep the remaining-length head as a third output, plies left (for the search's
     moves-left utility, ``search.moves_left.slope`` > 0); the gate then compares it too."""
+    qat_when: QatWhen = QatWhen.ALWAYS
+    """Fine-tune every time, or only when the calibrated artifact fails the gate."""
 
     @classmethod
     def from_config(cls, cfg: PublishConfig, **overrides: object) -> PublishSettings:
@@ -88,6 +93,7 @@ class PublishSettings:
             qat=QatSettings(steps=cfg.qat_steps, lr=cfg.qat_lr),
             thresholds=FidelityThresholds.from_config(cfg),
             int8_stem=cfg.int8_stem,
+            qat_when=cfg.qat_when,
         )
         return dataclasses.replace(base, **overrides)  # type: ignore[arg-type]
 
@@ -121,6 +127,12 @@ class PublishResult:
     fp32: Artifact
     int8: Artifact
     gate: GateOutcome
+    qat_steps: int = 0
+    """Fine-tuning steps run for the gated INT8 network (0: calibration only; a run whose
+    result was not kept still counts)."""
+    calibrated_gate: FidelityReport | None = None
+    """With ``qat_when=on_gate_failure``: the failed report of the calibrated artifact that
+    made fine-tuning run (``None`` when the calibrated artifact passed or QAT always ran)."""
 
     @property
     def activated(self) -> bool:
@@ -237,26 +249,37 @@ def publish(
         tune = dataclasses.replace(calib, source=f"the fidelity gate's own set ({calib.source}; not held out)")
     provenance = Provenance(checkpoint_hash, calib.sha256, len(calib), tune.sha256, tune.source)
     float_net = fold_network(net, int8_stem=settings.int8_stem, moves_left=settings.moves_left)
-    int8_net = quantize_network(float_net, tune, scheme=settings.scheme, qat=settings.qat, batches=batches)
+    deferred = settings.qat_when is QatWhen.ON_GATE_FAILURE and settings.qat.steps > 0
+    first_qat = dataclasses.replace(settings.qat, steps=0) if deferred else settings.qat
+    int8_net = quantize_network(float_net, tune, scheme=settings.scheme, qat=first_qat, batches=batches)
     save_deploy_state(float_net, out / "fp32.pt")
     save_deploy_state(int8_net, out / "int8.pt")
     fp32 = export_onnx(float_net, out / "fp32.onnx", provenance, torch_state="fp32.pt")
     int8 = export_onnx(int8_net, out / "int8.onnx", provenance, torch_state="int8.pt")
     reference = TorchRuntime(device=net.stem_conv.weight.device).session_for(net, moves_left=settings.moves_left)
-    outcome = gate_and_activate(
-        int8 if settings.precision is Precision.INT8 else fp32,
-        reference,
-        calib,
-        runtime=runtime,
-        thresholds=settings.thresholds,
-        state_path=state_path,
-        report_path=out / "fidelity.json",
-        batch_size=settings.batch_size,
-    )
+
+    def gate(candidate: Artifact) -> GateOutcome:
+        return gate_and_activate(
+            candidate, reference, calib, runtime=runtime, thresholds=settings.thresholds,
+            state_path=state_path, report_path=out / "fidelity.json", batch_size=settings.batch_size,
+        )
+
+    outcome = gate(int8 if settings.precision is Precision.INT8 else fp32)
+    qat_steps, calibrated_gate = first_qat.steps, None
+    if deferred and settings.precision is Precision.INT8 and outcome.report is not None and not outcome.passed:
+        calibrated_gate = outcome.report
+        calibrated_gate.write(out / "fidelity.calibrated.json")
+        log.info("the calibrated artifact failed the gate (%s); fine-tuning %d steps",
+                 "; ".join(calibrated_gate.failures), settings.qat.steps)
+        int8_net = quantize_network(float_net, tune, scheme=settings.scheme, qat=settings.qat, batches=batches)
+        save_deploy_state(int8_net, out / "int8.pt")
+        int8 = export_onnx(int8_net, out / "int8.onnx", provenance, torch_state="int8.pt")
+        outcome, qat_steps = gate(int8), settings.qat.steps
     if outcome.artifact is not None:  # re-read: the gate added the fidelity summary
         if settings.precision is Precision.INT8:
             int8 = outcome.artifact
         else:
             fp32 = outcome.artifact
     export_goldens([fp32.path, int8.path], calib.source)  # after the gate's metadata rewrite
-    return PublishResult(directory=out, fp32=fp32, int8=int8, gate=outcome)
+    return PublishResult(directory=out, fp32=fp32, int8=int8, gate=outcome, qat_steps=qat_steps,
+                         calibrated_gate=calibrated_gate)
