@@ -50,10 +50,10 @@ FIXED = (
 """Metrics kept for every generation, in column order."""
 
 PREFIXES = ("score/", "material/", "elo/", "elo_joint/", "selfplay/conversion", "selfplay/odds_",
-            "selfplay/random_opponent_", "conversion/", "progressive/", "candidate/", "promotion/")
+            "selfplay/random_opponent_", "conversion/", "progressive/", "candidate/", "promotion/", "publish/")
 """Metric families kept whenever present (evaluations, conversion, material-odds
 games and games against a random mover, progressive sizing: the active stage, the candidate's training and
-promotion matches)."""
+promotion matches; publication: the gate's figures and the fine-tuning steps run)."""
 
 SELFPLAY_CONVERSION = "selfplay/conversion"
 """Self-play conversion rate (issue 10), when the campaign records it. This

@@ -310,6 +310,18 @@ def stage_table(summary: dict[str, Any], generations: int) -> list[str]:
     return [*lines, ""]
 
 
+def qat_lines(curve: Curve) -> list[str]:
+    """How many publications fine-tuned (``publish/qat_steps``; absent before the metric existed)."""
+    if not curve.has(M.PUBLISH_QAT_STEPS):
+        return []
+    steps = [v for v in curve.column(M.PUBLISH_QAT_STEPS) if not math.isnan(v)]
+    tuned = sum(v > 0 for v in steps)
+    agreement = [v for v in curve.column(M.fidelity_key("agreement")) if not math.isnan(v)]
+    lowest = f"; the gate's top-1 agreement was {min(agreement):.3f} at its lowest" if agreement else ""
+    return [f"Publications that ran quantisation-aware fine-tuning: {tuned} of {len(steps)} "
+            f"(`publish/qat_steps` > 0){lowest}.", ""]
+
+
 def markdown(curve: Curve, summary: dict[str, Any], figure: str) -> str:
     machine = summary.get("machine", {})
     git = summary.get("git", {})
@@ -346,6 +358,7 @@ def markdown(curve: Curve, summary: dict[str, Any], figure: str) -> str:
         "the actors after training, the overlap actors play inside the train stage).",
         "",
         *stage_table(summary, len(curve.rows)),
+        *qat_lines(curve),
         "## Learning curve",
         "",
         f"![learning curve]({figure})",

@@ -286,6 +286,19 @@ def test_the_stage_table_shows_time_per_stage_and_old_runs_say_they_lack_it() ->
     assert table[3] == "| snapshot | 1 | 0.1 | 0.6 | inside another stage |"
 
 
+def test_publications_that_fine_tuned_are_counted_from_the_curve() -> None:
+    from learning_table import qat_lines
+
+    data = series(4, conversion=False)
+    assert qat_lines(curve_from_series(data)) == []  # runs before the metric existed say nothing
+    data[M.PUBLISH_QAT_STEPS] = {0: 0.0, 1: 10.0, 2: 0.0, 3: 0.0}
+    data[M.fidelity_key("agreement")] = {0: 0.981, 1: 0.962, 2: 0.975, 3: 0.99}
+    curve = curve_from_series(data)
+    assert curve.has(M.PUBLISH_QAT_STEPS) and curve.has(M.fidelity_key("agreement"))
+    assert qat_lines(curve)[0] == ("Publications that ran quantisation-aware fine-tuning: 1 of 4 "
+                                   "(`publish/qat_steps` > 0); the gate's top-1 agreement was 0.962 at its lowest.")
+
+
 def test_targets_are_not_measured_without_their_data() -> None:
     curve = curve_from_series(series(2, conversion=False))
     text = markdown(curve, summary([]), "learning.png")
