@@ -63,7 +63,7 @@ def test_always_fine_tunes_even_when_calibration_would_pass(tmp_path: Path) -> N
     assert result.calibrated_gate is None
 
 
-def test_qat_when_is_read_from_the_recipe_and_checked(tmp_path: Path) -> None:
+def test_qat_when_is_read_from_the_recipe_and_checked() -> None:
     assert load_config(preset="smoke").publish.qat_when is QatWhen.ALWAYS
     cfg = load_config(preset="smoke", overrides={"publish": {"qat_when": "on_gate_failure"}})
     assert PublishSettings.from_config(cfg.publish).qat_when is QatWhen.ON_GATE_FAILURE

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from chesszero.config.distill import DistillConfig
 from chesszero.config.nnue import NnueConfig
+from chesszero.config.publish import PublishConfig, QatWhen
 from chesszero.config.rungs import DEFAULT_RUNGS
 from chesszero.config.schedules import LinearSchedule, StepSchedule
 from chesszero.config.sizes import ModelSize, parse_size
@@ -40,6 +41,7 @@ __all__ = [
     "LateTailConfig",
     "ProgressiveConfig",
     "PublishConfig",
+    "QatWhen",
     "Reflection",
     "ReplayConfig",
     "ResignConfig",
@@ -376,39 +378,6 @@ class TrainConfig(_Section):
             raise ValueError("train.world_size 0 (one rank per GPU) is resolved on the machine that "
                              "trains: chesszero.train.resolve_world_size")
         return self.global_batch // self.world_size
-
-
-class QatWhen(str, Enum):
-    """When publication runs quantisation-aware fine-tuning (SPEC 9 allows fine-tuning or calibration)."""
-
-    ALWAYS = "always"
-    """Every publication calibrates, then fine-tunes ``qat_steps`` steps (kept when it lowers the
-    tuning set's distillation loss), then gates the result."""
-    ON_GATE_FAILURE = "on_gate_failure"
-    """Gate the calibrated network first; fine-tune, export and gate again only when that artifact
-    fails the fidelity thresholds (an artifact that cannot be built or run is not retried)."""
-
-
-class PublishConfig(_Section):
-    calibration_positions: PositiveInt = Field(description="Fixed real positions for QAT/fidelity.")
-    qat_steps: int = Field(ge=0, description="Quantisation-aware fine-tuning steps.")
-    qat_when: QatWhen = Field(
-        default=QatWhen.ALWAYS,
-        description="always: fine-tune every publication; on_gate_failure: only when the calibrated "
-        "artifact fails the fidelity gate (docs/learning.md measures what it saves).")
-    qat_lr: NonNegFloat = Field(le=1.0)
-    min_agreement: Fraction = Field(description="Top-1 legal-move agreement needed.")
-    max_kl: NonNegFloat = Field(description="Largest mean legal-policy KL allowed.")
-    max_wdl_mae: NonNegFloat = Field(description="Largest mean absolute WDL error allowed.")
-    max_moves_left_mae: NonNegFloat = Field(
-        default=20.0,
-        description="Largest mean absolute plies-left error allowed (artifacts with the moves-left output only).")
-    int8_stem: bool = Field(
-        default=False,
-        description="Quantise the start block too (off: SPEC 9 keeps it float). On: an exact input grid, "
-        "8-bit stem weights and a bias correction (chesszero.publish.deploy_net); ONNX Runtime INT8 over FP32 "
-        "at one thread 2.29x instead of 1.97x for a 6x64 checkpoint, top-1 agreement about 1 point lower.",
-    )
 
 
 def _ladder_rung_names() -> list[str]:

@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 
 from chesszero import core
-from chesszero.config.schema import PublishConfig
+from chesszero.config.publish import PublishConfig
 from chesszero.publish.artifact import atomic_write_bytes
 from chesszero.publish.calibration import CalibrationSet
 from chesszero.search.evaluators import Evaluator

@@ -32,7 +32,7 @@ from pathlib import Path
 
 import torch
 
-from chesszero.config.schema import PublishConfig, QatWhen
+from chesszero.config.publish import PublishConfig, QatWhen
 from chesszero.fsio import file_sha256
 from chesszero.model.network import ChessNet
 from chesszero.publish.artifact import (
