@@ -23,14 +23,6 @@ import sys
 from pathlib import Path
 
 
-def latest_artifact(run: Path, last: int) -> Path:
-    """The newest ``artifacts/gen_NNNN/int8.onnx`` of generation ``last`` or before."""
-    found = sorted(p for p in (run / "artifacts").glob("gen_*/int8.onnx") if int(p.parent.name[4:]) <= last)
-    if not found:
-        raise ValueError(f"{run}/artifacts: no gen_*/int8.onnx up to generation {last}; pass --model")
-    return found[-1]
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("run", type=Path, help="campaign run folder (holds shards/ and artifacts/)")
@@ -48,6 +40,7 @@ def main(argv: list[str] | None = None) -> int:
         Agreement,
         MateRecall,
         StalemateRisk,
+        latest_artifact,
         onnx_policy,
         own_target_fit,
         scan_replay,

@@ -34,7 +34,7 @@ from chesszero import core
 from chesszero.evaluate.mates import ending_moves
 
 __all__ = ["Agreement", "MatePosition", "MateRecall", "ReplayScan", "SampledPosition", "StalematePosition",
-           "StalemateRisk", "mate_positions", "mate_recall", "onnx_policy", "own_target_fit", "scan_replay",
+           "StalemateRisk", "latest_artifact", "load_onnx", "mate_positions", "mate_recall", "onnx_policy", "own_target_fit", "scan_replay",
            "shard_paths", "stalemate_risk", "target_agreement"]
 
 PolicyFn = Callable[[np.ndarray], np.ndarray]
@@ -145,6 +145,14 @@ def shard_paths(run_dir: str | Path, first: int, last: int) -> list[Path]:
     if not paths:
         raise ValueError(f"{root}: no shards for generations {first}..{last}")
     return paths
+
+
+def latest_artifact(run: str | Path, last: int) -> Path:
+    """The newest ``artifacts/gen_NNNN/int8.onnx`` of generation ``last`` or before."""
+    found = sorted(p for p in (Path(run) / "artifacts").glob("gen_*/int8.onnx") if int(p.parent.name[4:]) <= last)
+    if not found:
+        raise ValueError(f"{run}/artifacts: no gen_*/int8.onnx up to generation {last}; pass --model")
+    return found[-1]
 
 
 def _record_positions(rec: dict, scan: ReplayScan, draw: Callable[[], bool]) -> int:
@@ -279,16 +287,22 @@ def stalemate_risk(rows: int, positions: Sequence[StalematePosition], policy: Po
         mass_mean=float(np.mean(masses)) if masses else None)
 
 
-def onnx_policy(path: str | Path, *, threads: int = 1) -> PolicyFn:
-    """The policy logits of an ONNX network file (ONNX Runtime on CPU)."""
+def load_onnx(path: str | Path, *, threads: int = 1):
+    """An :class:`~chesszero.search.evaluators.OnnxEvaluator` of ``path``, or a
+    ValueError naming the file when it is not a loadable network."""
     from chesszero.search.evaluators import OnnxEvaluator
 
     try:
-        evaluator = OnnxEvaluator(path, threads=threads)
+        return OnnxEvaluator(path, threads=threads)
     except ValueError:
         raise
     except Exception as exc:  # ONNX Runtime's own errors for a file that is not a model
         raise ValueError(f"{path}: not a loadable ONNX network: {str(exc).splitlines()[0][:300]}") from exc
+
+
+def onnx_policy(path: str | Path, *, threads: int = 1) -> PolicyFn:
+    """The policy logits of an ONNX network file (ONNX Runtime on CPU)."""
+    evaluator = load_onnx(path, threads=threads)
     return lambda planes: evaluator.evaluate(planes)[0]
 
 
