@@ -7,10 +7,15 @@ and prints each joint rating with its 95% interval. ``--control`` rates the
 run's untrained ``initial`` artifact the same way. A network whose rating
 climbs steeply with visits is bounded by the search budget; one that stays
 level is bounded by what its value and policy know (docs/learning.md).
+``--material-assist W ...`` plays each budget again with the material count
+blended into the leaf values at weight W (the self-play assist's form,
+``tanh(pawns / selfplay.material_scale)``): if a weak value head is what
+holds the searched player back, a material count should lift it.
 Matches are written under ``--out`` (PGN and JSON per match). Usage::
 
     python reports/visit_scaling.py ROOT NAME --visits 64 256 --rungs sf-n1-r10 sf-n1 --openings 20
     python reports/visit_scaling.py ROOT NAME --visits 64 256 --control --json scaling.json
+    python reports/visit_scaling.py ROOT NAME --visits 64 --material-assist 0 0.3 --control
 """
 
 from __future__ import annotations
@@ -35,6 +40,17 @@ def _visits(text: str) -> int:
     return value
 
 
+def _weight(text: str) -> float:
+    """An argparse type: a blend weight in [0, 1]."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"material assist weight must lie in [0, 1], got {value}")
+    return value
+
+
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("root", type=Path, help="project root of the campaign (holds runs/NAME and data/)")
@@ -44,6 +60,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help=f"ladder rungs to play (default {' '.join(DEFAULT_RUNGS)})")
     parser.add_argument("--openings", type=_visits, default=None,
                         help="opening pairs per match (default: the recipe's evaluate.openings)")
+    parser.add_argument("--material-assist", type=_weight, nargs="+", default=[0.0],
+                        help="leaf-value material blend weights to play each budget with (default 0)")
     parser.add_argument("--model", type=Path, help="ONNX artifact (default: the campaign's active artifact)")
     parser.add_argument("--control", action="store_true", help="also rate the run's untrained initial artifact")
     parser.add_argument("--out", type=Path, help="folder for the matches (default: runs/NAME/visit_scaling)")
@@ -89,15 +107,19 @@ def main(argv: list[str] | None = None) -> int:
         results: list[dict[str, object]] = []
         for label, artifact in arms(campaign, args.model, args.control).items():
             for visits in args.visits:
-                started = time.monotonic()
-                rated = rate_model(campaign, str(artifact), visits, out, f"{label}-v{visits}", args.rungs)
-                joint = rated["joint"]
-                scores = ", ".join(f"{rung} {score:.3f}" for rung, score in rated["scores"].items())
-                print(f"{label} at {visits} visits: {joint.describe()}; {scores} "
-                      f"({time.monotonic() - started:.0f} s)", flush=True)
-                results.append({"arm": label, "artifact": str(artifact), "visits": visits,
-                                "scores": rated["scores"], "joint": joint.to_dict(),
-                                "seconds": round(time.monotonic() - started, 1)})
+                for weight in args.material_assist:
+                    started = time.monotonic()
+                    tag = f"{label}-v{visits}" + (f"-m{weight:g}" if weight else "")
+                    rated = rate_model(campaign, str(artifact), visits, out, tag, args.rungs,
+                                       material_assist=weight)
+                    joint = rated["joint"]
+                    scores = ", ".join(f"{rung} {score:.3f}" for rung, score in rated["scores"].items())
+                    assist = f", material assist {weight:g}" if weight else ""
+                    print(f"{label} at {visits} visits{assist}: {joint.describe()}; {scores} "
+                          f"({time.monotonic() - started:.0f} s)", flush=True)
+                    results.append({"arm": label, "artifact": str(artifact), "visits": visits,
+                                    "material_assist": weight, "scores": rated["scores"],
+                                    "joint": joint.to_dict(), "seconds": round(time.monotonic() - started, 1)})
     except (ValueError, KeyError, FileNotFoundError, ConfigError) as exc:
         message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc  # KeyError's str() quotes it
         print(f"visit_scaling: {message}", file=sys.stderr)

@@ -75,3 +75,22 @@ def test_a_missing_campaign_or_artifact_is_named(root: Path, tmp_path: Path) -> 
     assert missing.returncode == 2 and "runs/other/state.json does not exist" in missing.stderr
     model = run(str(root), "demo", "--model", str(tmp_path / "none.onnx"))
     assert model.returncode == 2 and f"final artifact {tmp_path / 'none.onnx'} does not exist" in model.stderr
+
+
+def test_material_assist_arms_play_each_budget_again(root: Path, tmp_path: Path) -> None:
+    out = tmp_path / "assist.json"
+    done = run(str(root), "demo", "--visits", "4", "--material-assist", "0", "1", "--rungs", "greedy",
+               "--openings", "2", "--out", str(tmp_path / "games"), "--json", str(out))
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = [line.split(":")[0] for line in done.stdout.splitlines() if " visits" in line]
+    assert lines == ["final at 4 visits", "final at 4 visits, material assist 1"]
+    result = json.loads(out.read_text())
+    assert [(r["visits"], r["material_assist"]) for r in result["results"]] == [(4, 0.0), (4, 1.0)]
+    plain, assisted = (tmp_path / "games" / f"final-v4{tag}_vs_greedy.pgn" for tag in ("", "-m1"))
+    # the games are deterministic; at weight 1 the leaf values are the material count alone, so they differ
+    def moves(pgn: Path) -> list[str]:
+        return [line for line in pgn.read_text().splitlines() if line and not line.startswith("[")]
+
+    assert moves(plain) and moves(plain) != moves(assisted)
+    bad = run(str(root), "demo", "--material-assist", "1.5")
+    assert bad.returncode == 2 and "material assist weight must lie in [0, 1], got 1.5" in bad.stderr

@@ -67,20 +67,25 @@ def match_workers(setting: int, matches: int) -> int:
 
 
 def rate_model(campaign: Campaign, artifact: str, visits: int | None, out_dir: Path,
-               label: str, rungs: Sequence[str] | None = None) -> dict[str, Any]:
+               label: str, rungs: Sequence[str] | None = None, *, material_assist: float = 0.0) -> dict[str, Any]:
     """Plays `rungs` (default ``evaluate.rungs``); returns scores, material,
-    conversion, the nearest-rung rating with its rung, and the joint rating."""
+    conversion, the nearest-rung rating with its rung, and the joint rating.
+    ``material_assist`` > 0 blends the material count into the search's leaf
+    values (:mod:`chesszero.search.assist`, ``selfplay.material_scale``): a
+    diagnostic of what the value head knows, never a campaign's evaluation."""
     from chesszero.evaluate.engine_player import EnginePlayer
     from chesszero.evaluate.joint_rating import joint_rating_of_matches
     from chesszero.evaluate.ladder import choose_rung, rung_player
     from chesszero.evaluate.match import play_match
     from chesszero.evaluate.openings import load_openings
     from chesszero.publish.loading import load_evaluator
+    from chesszero.search.assist import with_material_assist
 
     ev = campaign.cfg.evaluate
     table = _ladder(campaign)
     openings = load_openings(campaign.root / "data" / "openings" / "openings.epd")[: ev.openings]
-    session = load_evaluator(artifact, backend=campaign.cfg.inference.backend, plain_onnx=False)
+    session = with_material_assist(load_evaluator(artifact, backend=campaign.cfg.inference.backend, plain_onnx=False),
+                                   material_assist, scale=campaign.cfg.selfplay.material_scale)
     names = list(ev.rungs if rungs is None else rungs)
 
     def one(rung_name: str) -> MatchResult:
