@@ -9,8 +9,11 @@ docs/learning.md compared SGD and AdamW this way. Usage::
     python reports/fit_probe.py runs/<name> 20 39 --set train.optimizer=adamw \\
         --set "train.lr=[[0, 0.0], [100, 0.001], [5000, 0.0002]]" --json adamw.json
     python reports/fit_probe.py runs/<name> 20 39 --endings --set train.loss_weights.stalemate_rows=8
+    python reports/fit_probe.py runs/<name> 10 39 --set "replay.value_blend=[[0, 0.9]]" --onnx q90.onnx
 
-``--endings`` adds, at each point, how often the network's top move mates
+``--onnx PATH`` writes the trained network (float ONNX) for
+``reports/value_probe.py --model``: value targets compared by what the value
+head learns. ``--endings`` adds, at each point, how often the network's top move mates
 where a mate in one is on the board and stalemates where a stalemating move
 is, on the training generations and on the held-out one.
 """
@@ -55,6 +58,14 @@ def _endings(e) -> str:
     return f"{_share(e.mate_top, e.mate_positions)} / {_share(e.stalemate_top, e.stalemate_positions)}"
 
 
+def _export(model, path: Path) -> None:  # noqa: ANN001 - a ChessNet
+    """The trained network as a float ONNX file (no provenance: a probe's network, never published)."""
+    from chesszero.publish import Provenance, export_onnx, fold_network
+
+    export_onnx(fold_network(model), path, Provenance("", "", 0))
+    print(f"wrote {path}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("run", type=Path, help="campaign run folder (holds shards/)")
@@ -72,6 +83,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="also score the top move where a mate in one or a stalemating move is on the "
                              "board (replays the shards once more)")
     parser.add_argument("--json", type=Path, help="also write the curve as JSON")
+    parser.add_argument("--onnx", type=Path, help="also write the trained network as a float ONNX file")
     args = parser.parse_args(argv)
 
     import torch
@@ -106,7 +118,8 @@ def main(argv: list[str] | None = None) -> int:
             points = fit_curve(
                 train, held, cfg.train, args.size, steps=args.steps, every=args.every,
                 score_rows=args.score_rows, endings=endings,
-                on_step=lambda k: progress.update(task, completed=k), on_point=show)
+                on_step=lambda k: progress.update(task, completed=k), on_point=show,
+                on_done=None if args.onnx is None else lambda model: _export(model, args.onnx))
     except (ConfigError, ValueError) as exc:
         print(f"fit_probe: {exc}", file=sys.stderr)
         return 2

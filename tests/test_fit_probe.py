@@ -10,12 +10,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 from train_support import one_thread
 
 from chesszero import core
 from chesszero.config import load_config
 from chesszero.evaluate.fit_probe import ending_scans, fit_curve, held_out_split, run_rows
+from chesszero.model.network import ChessNet
 from chesszero.replay.layout import ENDING_MATE, ENDING_STALEMATE
+from chesszero.search.evaluators import OnnxEvaluator
 from chesszero.selfplay.records import GameRecord, SearchedPly, write_shard
 
 __all__ = ["one_thread"]  # autouse fixture
@@ -70,8 +73,11 @@ def test_the_curve_fits_the_training_rows(run_dir: Path) -> None:
         "optimizer": "adamw", "global_batch": 32, "lr": [[0, 0.003]], "reflection": "off"}})
     train, held = held_out_split(run_rows(run_dir, 3, 5, cfg.replay), 5)
     seen: list[int] = []
-    points = fit_curve(train, held, cfg.train, "2x16", steps=150, every=60, on_step=seen.append)
+    models: list[torch.nn.Module] = []
+    points = fit_curve(train, held, cfg.train, "2x16", steps=150, every=60, on_step=seen.append,
+                       on_done=models.append)
     assert [p.step for p in points] == [0, 60, 120, 150] and seen == list(range(1, 151))
+    assert len(models) == 1 and isinstance(models[0], ChessNet)  # the trained network, once, at the end
     first, last = points[0], points[-1]
     assert first.train.rows == len(train) and first.held_out.rows == len(held)
     # 96 training rows, one move in four pairs carries 3/4 of the target: memorised
@@ -90,8 +96,11 @@ def test_the_command_prints_and_writes_the_curve(run_dir: Path, tmp_path: Path) 
     done = subprocess.run(
         [sys.executable, str(ROOT / "reports" / "fit_probe.py"), str(run_dir), "3", "5", "--size", "2x16",
          "--steps", "4", "--every", "2", "--preset", "smoke", "--set", "train.global_batch=16",
-         "--json", str(out)], capture_output=True, text=True, timeout=300, cwd=ROOT)
+         "--json", str(out), "--onnx", str(tmp_path / "fit.onnx")], capture_output=True, text=True, timeout=300,
+        cwd=ROOT)
     assert done.returncode == 0, done.stderr
+    logits, wdl = OnnxEvaluator(tmp_path / "fit.onnx").evaluate(np.zeros((2, 52, 8, 8), np.float32))[:2]
+    assert logits.shape == (2, 1880) and np.allclose(wdl.sum(axis=1), 1.0, atol=1e-5)
     assert "96 training rows (generations 3..4), 48 held out (generation 5); 2x16, sgd, batch 16" in done.stdout
     curve = json.loads(out.read_text())
     assert [p["step"] for p in curve["points"]] == [0, 2, 4]

@@ -149,7 +149,8 @@ def fit_curve(train: RowBatch, held_out: RowBatch, cfg: TrainConfig, size: str, 
               every: int, score_rows: int = 4000, seed: int = 0,
               endings: tuple[ReplayScan, ReplayScan] | None = None,
               on_point: Callable[[FitPoint], None] | None = None,
-              on_step: Callable[[int], None] | None = None) -> list[FitPoint]:
+              on_step: Callable[[int], None] | None = None,
+              on_done: Callable[[torch.nn.Module], None] | None = None) -> list[FitPoint]:
     """Trains a fresh ``size`` network (``cfg``'s optimizer, schedule, seed) for
     ``steps`` steps on ``train``; scores it on the first ``score_rows`` rows of
     each set at step 0 and every ``every`` steps (and at the end). With
@@ -189,4 +190,6 @@ def fit_curve(train: RowBatch, held_out: RowBatch, cfg: TrainConfig, size: str, 
         done += chunk
         if done % every == 0 or done == steps:
             score(done)
+    if on_done is not None:
+        on_done(trainer.model)
     return points
