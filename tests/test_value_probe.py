@@ -200,3 +200,45 @@ def test_script_scores_material_control_and_generations(tmp_path, capsys):
     assert "no positions to probe" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main([str(run), "--pgn", str(pgn)])  # --player missing
+    with pytest.raises(SystemExit):
+        main([str(run), "--pgn", str(pgn), "--player", "us", "--outcomes"])  # outcomes need --shards
+
+
+def _shard_game(gid: str, fen: str, moves: list[str], searched: list[int], result: str, termination: str,
+                tail: int | None = None):
+    from chesszero.selfplay.records import GameRecord, SearchedPly
+
+    game, plies = core.Game(fen), []
+    for p in range(len(moves) + 1):
+        if p in searched:
+            legal = game.legal_uci()
+            plies.append(SearchedPly(ply=p, policy_ids=[game.action_of(legal[0])], policy_counts=[1.0],
+                                     policy_prior=[1.0], policy_discarded=0.0, root_value=0.0, raw_value=0.0,
+                                     policy_surprise=0.0, best_q=0.0, visits=1.0, is_tail_search=p == tail))
+        if p < len(moves):
+            game.push_uci(moves[p])
+    return GameRecord(game_id=gid, model_id="m", generation=1, start_type="random", start_fen=fen, prefix_moves=[],
+                      moves=moves, plies=plies, result=result, termination=termination, searches=len(plies))
+
+
+def test_outcomes_by_lead_counts_each_row_from_the_side_to_move(tmp_path):
+    from chesszero.evaluate.value_probe import outcomes_by_lead
+    from chesszero.selfplay.records import write_shard
+
+    # White a queen up; White to move at plies 0 and 2, Black at ply 1; White wins
+    won = _shard_game("w", "4k3/8/8/8/8/8/3Q4/4K3 w - - 0 1", ["d2d7", "e8f8", "d7d8"], [0, 1, 2], "1-0",
+                      "checkmate")
+    # a rook up for Black, drawn; ply 1's search is a late-tail one (never a row)
+    drawn = _shard_game("d", "4k3/8/8/8/8/8/8/r3K3 w - - 0 1", ["e1e2", "a1a2"], [0, 1], "1/2-1/2",
+                        "threefold_repetition", tail=1)
+    write_shard([won, drawn], tmp_path / "shards" / "gen_0001" / "a.parquet")
+    got = {(b.low, b.high): b for b in outcomes_by_lead([tmp_path / "shards" / "gen_0001" / "a.parquet"])}
+    assert (got[(9, 99)].rows, got[(9, 99)].wins) == (2, 2)  # White's two turns, won
+    assert (got[(-99, -9)].rows, got[(-99, -9)].losses) == (1, 1)  # Black's turn a queen down, lost
+    assert (got[(-8, -5)].rows, got[(-8, -5)].draws) == (1, 1)  # White a rook down at ply 0, drawn
+    assert sum(b.rows for b in got.values()) == 4 and got[(-1, 1)].mean is None
+    assert got[(9, 99)].mean == 1.0 and "won 100%" in got[(9, 99)].line()
+    bad = tmp_path / "bad.parquet"
+    bad.write_bytes(b"not parquet")
+    with pytest.raises(ValueError, match="bad.parquet: not a readable self-play shard"):
+        outcomes_by_lead([bad])

@@ -34,8 +34,9 @@ import numpy as np
 
 from chesszero.evaluate.players import STOCKFISH_PATH, material_balance
 
-__all__ = ["MATE_CP", "LabelledPosition", "ProbePosition", "ValueFit", "expected_score", "label_positions",
-           "material_value", "onnx_value", "pgn_positions", "replay_positions", "score_values", "value_fit"]
+__all__ = ["LEAD_BUCKETS", "MATE_CP", "LabelledPosition", "LeadOutcomes", "ProbePosition", "ValueFit",
+           "expected_score", "label_positions", "material_value", "onnx_value", "outcomes_by_lead", "pgn_positions",
+           "replay_positions", "score_values", "value_fit"]
 
 MATE_CP = 10_000
 """Centipawns standing for a forced mate (before clipping in the measures)."""
@@ -83,6 +84,73 @@ class ValueFit:
         sign = "-" if self.sign_agreement is None else f"{self.sign_agreement:.1%}"
         return (f"{self.name}: Spearman {rho} over {self.positions} positions; sign agrees on {sign} of "
                 f"{self.decided} decided positions; mean |value - Stockfish's expected score| {self.mae:.3f}")
+
+
+LEAD_BUCKETS = ((-99, -9), (-8, -5), (-4, -2), (-1, 1), (2, 4), (5, 8), (9, 99))
+"""Material leads in pawns (side to move), inclusive bounds, for :func:`outcomes_by_lead`."""
+
+
+@dataclass(frozen=True)
+class LeadOutcomes:
+    """The searched rows whose side to move led by ``low..high`` pawns, and how their games ended for it."""
+
+    low: int
+    high: int
+    rows: int
+    wins: int
+    draws: int
+    losses: int
+
+    @property
+    def mean(self) -> float | None:
+        """The mean outcome target (+1 / 0 / -1), or None without rows."""
+        return (self.wins - self.losses) / self.rows if self.rows else None
+
+    def line(self) -> str:
+        if not self.rows:
+            return f"lead {self.low:+d}..{self.high:+d}: no rows"
+        return (f"lead {self.low:+d}..{self.high:+d} pawns: {self.rows} rows, mean outcome {self.mean:+.3f} "
+                f"(won {self.wins / self.rows:.0%}, drawn {self.draws / self.rows:.0%}, "
+                f"lost {self.losses / self.rows:.0%})")
+
+
+def outcomes_by_lead(shards: Iterable[str | Path],
+                     buckets: Sequence[tuple[int, int]] = LEAD_BUCKETS) -> list[LeadOutcomes]:
+    """For each material lead bucket, how the games of the searched rows
+    (late-tail searches excluded) ended for the side to move: what the
+    outcome target teaches the value head about material."""
+    from chesszero import core
+    from chesszero.selfplay.records import read_shard
+
+    counts = {b: [0, 0, 0] for b in buckets}  # wins, draws, losses
+    for path in shards:
+        try:
+            frame = read_shard(path)
+        except Exception as exc:  # unreadable file, bad Parquet or schema violation
+            raise ValueError(f"{path}: not a readable self-play shard: {str(exc).splitlines()[0][:300]}") from exc
+        for rec in frame.iter_rows(named=True):
+            white_result = {"1-0": 1, "0-1": -1}.get(rec["result"], 0)
+            tail = rec.get("is_tail_search") or [False] * len(rec["ply"])
+            searched = {int(p) for p, t in zip(rec["ply"], tail, strict=True) if not t}
+            try:
+                game = core.Game(rec["start_fen"])
+                for uci in rec["prefix_moves"] or []:
+                    game.push_uci(uci)
+                moves = rec["moves"]
+                for p in range(len(moves) + 1):  # a ply-cap game's cut search sits after its last move
+                    if p in searched:
+                        fen = game.fen()
+                        white = fen.split()[1] == "w"
+                        lead = material_balance(fen, white)
+                        outcome = white_result if white else -white_result
+                        for b in buckets:
+                            if b[0] <= lead <= b[1]:
+                                counts[b][1 - outcome] += 1
+                    if p < len(moves):
+                        game.push_uci(moves[p])
+            except core.ChessError as exc:
+                raise ValueError(f"{path}: game {rec.get('game_id')}: {exc}") from exc
+    return [LeadOutcomes(lo, hi, sum(c), *c) for (lo, hi), c in counts.items()]
 
 
 def expected_score(cp: np.ndarray | Sequence[int]) -> np.ndarray:
