@@ -24,7 +24,7 @@ that teaches it from a network that does it on its own).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -34,8 +34,8 @@ from chesszero import core
 from chesszero.evaluate.mates import ending_moves
 
 __all__ = ["Agreement", "MatePosition", "MateRecall", "ReplayScan", "SampledPosition", "StalematePosition",
-           "StalemateRisk", "latest_artifact", "load_onnx", "mate_positions", "mate_recall", "onnx_policy", "own_target_fit", "scan_replay",
-           "shard_paths", "stalemate_risk", "target_agreement"]
+           "StalemateRisk", "latest_artifact", "load_onnx", "mate_positions", "mate_recall", "onnx_policy",
+           "own_target_fit", "scan_replay", "shard_paths", "shard_records", "stalemate_risk", "target_agreement"]
 
 PolicyFn = Callable[[np.ndarray], np.ndarray]
 """``planes float32[N, 52, 8, 8] -> policy logits [N, 1880]``."""
@@ -193,26 +193,33 @@ def _mass(ids: list[int], counts: np.ndarray, among: frozenset[int]) -> float:
     return float(sum(c for a, c in zip(ids, counts, strict=True) if a in among) / counts.sum())
 
 
-def scan_replay(shards: Iterable[str | Path], *, sample_fraction: float = 0.0, seed: int = 0) -> ReplayScan:
-    """Replays every game of ``shards``: the searched rows, those with a mate
-    in one, and a sample of each row with probability ``sample_fraction``
-    (seeded, so the same shards give the same sample)."""
+def shard_records(shards: Iterable[str | Path]) -> Iterator[tuple[str | Path, dict]]:
+    """Every game record of ``shards`` as a dict, with its shard's path; a
+    ValueError naming the shard when one is not a readable self-play shard."""
     from chesszero.selfplay.records import read_shard
 
-    if not 0.0 <= sample_fraction <= 1.0:
-        raise ValueError(f"sample_fraction must lie in [0, 1], got {sample_fraction!r}")
-    rng = np.random.default_rng(seed)
-    scan, rows = ReplayScan(0, [], []), 0
     for path in shards:
         try:
             frame = read_shard(path)
         except Exception as exc:  # unreadable file, bad Parquet or schema violation
             raise ValueError(f"{path}: not a readable self-play shard: {str(exc).splitlines()[0][:300]}") from exc
         for rec in frame.iter_rows(named=True):
-            try:
-                rows += _record_positions(rec, scan, lambda: bool(rng.random() < sample_fraction))
-            except core.ChessError as exc:
-                raise ValueError(f"{path}: game {rec.get('game_id')}: {exc}") from exc
+            yield path, rec
+
+
+def scan_replay(shards: Iterable[str | Path], *, sample_fraction: float = 0.0, seed: int = 0) -> ReplayScan:
+    """Replays every game of ``shards``: the searched rows, those with a mate
+    in one, and a sample of each row with probability ``sample_fraction``
+    (seeded, so the same shards give the same sample)."""
+    if not 0.0 <= sample_fraction <= 1.0:
+        raise ValueError(f"sample_fraction must lie in [0, 1], got {sample_fraction!r}")
+    rng = np.random.default_rng(seed)
+    scan, rows = ReplayScan(0, [], []), 0
+    for path, rec in shard_records(shards):
+        try:
+            rows += _record_positions(rec, scan, lambda: bool(rng.random() < sample_fraction))
+        except core.ChessError as exc:
+            raise ValueError(f"{path}: game {rec.get('game_id')}: {exc}") from exc
     return replace(scan, rows=rows)
 
 

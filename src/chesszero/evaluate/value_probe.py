@@ -120,36 +120,31 @@ def outcomes_by_lead(shards: Iterable[str | Path],
     (late-tail searches excluded) ended for the side to move: what the
     outcome target teaches the value head about material."""
     from chesszero import core
-    from chesszero.selfplay.records import read_shard
+    from chesszero.evaluate.mate_recall import shard_records
 
     counts = {b: [0, 0, 0] for b in buckets}  # wins, draws, losses
-    for path in shards:
+    for path, rec in shard_records(shards):
+        white_result = {"1-0": 1, "0-1": -1}.get(rec["result"], 0)
+        tail = rec.get("is_tail_search") or [False] * len(rec["ply"])
+        searched = {int(p) for p, t in zip(rec["ply"], tail, strict=True) if not t}
         try:
-            frame = read_shard(path)
-        except Exception as exc:  # unreadable file, bad Parquet or schema violation
-            raise ValueError(f"{path}: not a readable self-play shard: {str(exc).splitlines()[0][:300]}") from exc
-        for rec in frame.iter_rows(named=True):
-            white_result = {"1-0": 1, "0-1": -1}.get(rec["result"], 0)
-            tail = rec.get("is_tail_search") or [False] * len(rec["ply"])
-            searched = {int(p) for p, t in zip(rec["ply"], tail, strict=True) if not t}
-            try:
-                game = core.Game(rec["start_fen"])
-                for uci in rec["prefix_moves"] or []:
-                    game.push_uci(uci)
-                moves = rec["moves"]
-                for p in range(len(moves) + 1):  # a ply-cap game's cut search sits after its last move
-                    if p in searched:
-                        fen = game.fen()
-                        white = fen.split()[1] == "w"
-                        lead = material_balance(fen, white)
-                        outcome = white_result if white else -white_result
-                        for b in buckets:
-                            if b[0] <= lead <= b[1]:
-                                counts[b][1 - outcome] += 1
-                    if p < len(moves):
-                        game.push_uci(moves[p])
-            except core.ChessError as exc:
-                raise ValueError(f"{path}: game {rec.get('game_id')}: {exc}") from exc
+            game = core.Game(rec["start_fen"])
+            for uci in rec["prefix_moves"] or []:
+                game.push_uci(uci)
+            moves = rec["moves"]
+            for p in range(len(moves) + 1):  # a ply-cap game's cut search sits after its last move
+                if p in searched:
+                    fen = game.fen()
+                    white = fen.split()[1] == "w"
+                    lead = material_balance(fen, white)
+                    outcome = white_result if white else -white_result
+                    for b in buckets:
+                        if b[0] <= lead <= b[1]:
+                            counts[b][1 - outcome] += 1
+                if p < len(moves):
+                    game.push_uci(moves[p])
+        except core.ChessError as exc:
+            raise ValueError(f"{path}: game {rec.get('game_id')}: {exc}") from exc
     return [LeadOutcomes(lo, hi, sum(c), *c) for (lo, hi), c in counts.items()]
 
 
