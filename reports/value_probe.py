@@ -5,8 +5,8 @@ a seeded ``--sample`` of the searched rows) or from ladder games (``--pgn
 FILE ... --player NAME``: the turns of one player, e.g. the final
 benchmark's ``final-searched`` against ``sf-n1``). With ``--shards``,
 ``--outcomes`` adds how the rows' games ended by the side to move's material
-lead: what the outcome target teaches the value head about material. Stockfish labels each at
-``--depth``; every network named (``--generations``: the newest artifact at
+lead: what the outcome target teaches the value head about material.
+Stockfish labels each position at ``--depth``; every network named (``--generations``: the newest artifact at
 or before each; ``--model``: any file), the run's untrained ``initial``
 artifact (the control) and the material balance (``tanh(pawns / 5)``) are
 scored by rank correlation, sign agreement on decided positions and mean
@@ -81,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
         models = {} if args.no_control else {"initial (control)": args.run / "artifacts" / "initial" / "int8.onnx"}
         for g in args.generations:
             path = latest_artifact(args.run, g)
-            models[f"{path.parent.name}"] = path
+            models[path.parent.name] = path
         for path in args.model:
             models[str(path)] = path
         values = {"material tanh(pawns / 5)": material_value(5.0)}

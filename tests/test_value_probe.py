@@ -73,6 +73,8 @@ def test_value_fit_refuses_bad_values():
         value_fit("net", positions, np.array([0.0, 1.5, 0.0]))
     with pytest.raises(ValueError, match="must be finite"):
         value_fit("net", positions, np.array([0.0, np.nan, 0.0]))
+    with pytest.raises(ValueError, match="decided_cp must be >= 0"):
+        value_fit("net", positions, np.zeros(3), decided_cp=-1)
     constant = value_fit("flat", positions, np.zeros(3))
     assert constant.spearman is None  # no ranking from a constant value
     assert value_fit("none", [], np.zeros(0)).line() == "none: no positions"

@@ -265,6 +265,8 @@ def value_fit(name: str, positions: Sequence[LabelledPosition], values: np.ndarr
     """The measures of ``values`` (one per position, side to move, in [-1, 1]) against Stockfish."""
     from scipy.stats import spearmanr
 
+    if decided_cp < 0:
+        raise ValueError(f"decided_cp must be >= 0, got {decided_cp}")
     v = np.asarray(values, dtype=np.float64)
     if v.shape != (len(positions),):
         raise ValueError(f"{name}: {v.shape[0] if v.ndim else 0} values for {len(positions)} positions")
