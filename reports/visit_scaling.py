@@ -11,16 +11,21 @@ level is bounded by what its value and policy know (docs/learning.md).
 blended into the leaf values at weight W (the self-play assist's form,
 ``tanh(pawns / selfplay.material_scale)``): if a weak value head is what
 holds the searched player back, a material count should lift it.
+``--leaf-material W ...`` does the same inside the tree with the count
+resolved by a captures-only quiescence search of ``--leaf-depth`` plies
+(``SearchOptions.leaf_material``): a piece left en prise then counts as lost.
 Matches are written under ``--out`` (PGN and JSON per match). Usage::
 
     python reports/visit_scaling.py ROOT NAME --visits 64 256 --rungs sf-n1-r10 sf-n1 --openings 20
     python reports/visit_scaling.py ROOT NAME --visits 64 256 --control --json scaling.json
     python reports/visit_scaling.py ROOT NAME --visits 64 --material-assist 0 0.3 --control
+    python reports/visit_scaling.py ROOT NAME --visits 64 --leaf-material 0 0.3 --leaf-depth 8
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import sys
 import time
@@ -29,26 +34,24 @@ from pathlib import Path
 DEFAULT_RUNGS = ("sf-n1-r30", "sf-n1-r10", "sf-n1", "sf-n300")
 
 
-def _visits(text: str) -> int:
-    """An argparse type: a visit count of at least 1 (policy-only play is the campaign's own evaluation)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"visits must be at least 1, got {value}")
-    return value
+def _number(cast: type, low: float, high: float, bounds: str):  # noqa: ANN202 - an argparse type
+    """An argparse type: a ``cast`` number in [low, high], refused with ``bounds`` naming the rule."""
+    def parse(text: str) -> float:
+        try:
+            value = cast(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not {'an integer' if cast is int else 'a number'}: {text!r}") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{bounds}, got {value}")
+        return value
+    return parse
 
 
-def _weight(text: str) -> float:
-    """An argparse type: a blend weight in [0, 1]."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not 0.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError(f"material assist weight must lie in [0, 1], got {value}")
-    return value
+# policy-only play (no visits) is the campaign's own evaluation, so budgets start at 1
+_visits = _number(int, 1, 10**9, "visits must be at least 1")
+_weight = _number(float, 0.0, 1.0, "material assist weight must lie in [0, 1]")
+_leaf_weight = _number(float, 0.0, 1.0, "leaf material weight must lie in [0, 1]")
+_depth = _number(int, 0, 16, "leaf depth must lie in 0..16")
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -62,6 +65,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="opening pairs per match (default: the recipe's evaluate.openings)")
     parser.add_argument("--material-assist", type=_weight, nargs="+", default=[0.0],
                         help="leaf-value material blend weights to play each budget with (default 0)")
+    parser.add_argument("--leaf-material", type=_leaf_weight, nargs="+", default=[0.0],
+                        help="in-tree quiescent material blend weights to play each budget with (default 0)")
+    parser.add_argument("--leaf-depth", type=_depth, default=8,
+                        help="captures-only quiescence plies of --leaf-material (default 8; 0: static count)")
     parser.add_argument("--model", type=Path, help="ONNX artifact (default: the campaign's active artifact)")
     parser.add_argument("--control", action="store_true", help="also rate the run's untrained initial artifact")
     parser.add_argument("--out", type=Path, help="folder for the matches (default: runs/NAME/visit_scaling)")
@@ -107,18 +114,21 @@ def main(argv: list[str] | None = None) -> int:
         results: list[dict[str, object]] = []
         for label, artifact in arms(campaign, args.model, args.control).items():
             for visits in args.visits:
-                for weight in args.material_assist:
+                for weight, leaf in itertools.product(args.material_assist, args.leaf_material):
                     started = time.monotonic()
-                    tag = f"{label}-v{visits}" + (f"-m{weight:g}" if weight else "")
+                    tag = (f"{label}-v{visits}" + (f"-m{weight:g}" if weight else "")
+                           + (f"-q{leaf:g}d{args.leaf_depth}" if leaf else ""))
                     rated = rate_model(campaign, str(artifact), visits, out, tag, args.rungs,
-                                       material_assist=weight)
+                                       material_assist=weight, leaf_material=leaf, leaf_material_depth=args.leaf_depth)
                     joint = rated["joint"]
                     scores = ", ".join(f"{rung} {score:.3f}" for rung, score in rated["scores"].items())
-                    assist = f", material assist {weight:g}" if weight else ""
+                    assist = (f", material assist {weight:g}" if weight else "") + (
+                        f", leaf material {leaf:g} at depth {args.leaf_depth}" if leaf else "")
                     print(f"{label} at {visits} visits{assist}: {joint.describe()}; {scores} "
                           f"({time.monotonic() - started:.0f} s)", flush=True)
                     results.append({"arm": label, "artifact": str(artifact), "visits": visits,
-                                    "material_assist": weight, "scores": rated["scores"],
+                                    "material_assist": weight, "leaf_material": leaf,
+                                    "leaf_depth": args.leaf_depth, "scores": rated["scores"],
                                     "joint": joint.to_dict(), "seconds": round(time.monotonic() - started, 1)})
     except (ValueError, KeyError, FileNotFoundError, ConfigError) as exc:
         message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc  # KeyError's str() quotes it

@@ -8,6 +8,7 @@
 
 #include "bindings/common.h"
 #include "search/gumbel.h"
+#include "search/leaf_material.h"
 #include "search/searcher.h"
 
 namespace czb {
@@ -131,13 +132,28 @@ void bind_search(py::module_& m) {
              "moves-left utility slope per ply (0 = off; answers then need moves_left)")
       .field("moves_left_cap", &SearchOptions::moves_left_cap, "moves-left utility: largest |effect|")
       .field("moves_left_linear", &SearchOptions::moves_left_linear, "moves-left utility: factor of |q|")
-      .field("moves_left_quadratic", &SearchOptions::moves_left_quadratic, "moves-left utility: factor of q^2");
+      .field("moves_left_quadratic", &SearchOptions::moves_left_quadratic, "moves-left utility: factor of q^2")
+      .field("leaf_material", &SearchOptions::leaf_material,
+             "leaf value = (1 - w) (W - L) + w tanh(material / scale); 0 = off")
+      .field("leaf_material_scale", &SearchOptions::leaf_material_scale, "leaf material: tanh scale in pawns")
+      .field("leaf_material_depth", &SearchOptions::leaf_material_depth,
+             "leaf material: captures-only quiescence plies (0 = the static count)");
   so.def(py::init([](const py::kwargs& kw) { return from_kwargs<SearchOptions>(kw, "SearchOptions"); }))
       .def_static("self_play", &SearchOptions::self_play)
       .def_static("evaluation", &SearchOptions::evaluation)
       .def("validate", [](const SearchOptions& o) { require(o.validate(), "SearchOptions"); })
       .def("__repr__", [](const py::object& self) { return fields_repr<SearchOptions>(self, "SearchOptions"); });
 
+  m.def(
+      "quiescent_material",
+      [](const std::string& fen, int depth) {
+        if (depth < 0 || depth > kMaxLeafMaterialDepth)
+          throw py::value_error("depth must be in 0..16, got " + std::to_string(depth));
+        return quiescent_material(game_from_fen(fen).position(), depth);
+      },
+      py::arg("fen"), py::arg("depth"),
+      "Material lead of the side to move in pawns after a captures-only quiescence search of `depth` plies "
+      "(0: the static count): SearchOptions.leaf_material's measure.");
   m.def(
       "gumbel_halving_counts",
       [](int budget, int m) {

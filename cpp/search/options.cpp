@@ -2,6 +2,7 @@
 #include <cmath>
 
 #include "search/options.h"
+#include "search/leaf_material.h"
 
 namespace cz {
 
@@ -47,6 +48,12 @@ std::string SearchOptions::validate() const {
     return bad("moves_left_linear", moves_left_linear, "must be in [-10, 10]");
   if (!finite(moves_left_quadratic) || std::abs(moves_left_quadratic) > 10)
     return bad("moves_left_quadratic", moves_left_quadratic, "must be in [-10, 10]");
+  if (!finite(leaf_material) || leaf_material < 0 || leaf_material > 1)
+    return bad("leaf_material", leaf_material, "must be in [0, 1]");
+  if (!finite(leaf_material_scale) || leaf_material_scale <= 0 || leaf_material_scale > 100)
+    return bad("leaf_material_scale", leaf_material_scale, "must be in (0, 100]");
+  if (leaf_material_depth < 0 || leaf_material_depth > kMaxLeafMaterialDepth)
+    return bad("leaf_material_depth", float(leaf_material_depth), "must be in [0, 16]");
   return {};
 }
 

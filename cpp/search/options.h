@@ -76,6 +76,14 @@ struct SearchOptions {
   float moves_left_cap = 0.0345f;
   float moves_left_linear = 1.6521f;
   float moves_left_quadratic = -0.6521f;
+  // Leaf material (not in the paper; search/leaf_material.h): the value of
+  // every evaluated leaf becomes (1 - w) * (W - L) + w * tanh(m / scale),
+  // m the side to move's material lead in pawns after a captures-only
+  // quiescence search of leaf_material_depth plies (0: the static count).
+  // w = leaf_material in [0, 1]; 0 (the default) is off.
+  float leaf_material = 0.0f;
+  float leaf_material_scale = 5.0f;
+  int leaf_material_depth = 8;
 
   static SearchOptions self_play() { return SearchOptions{}; }
   static SearchOptions evaluation() {

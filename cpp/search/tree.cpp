@@ -8,6 +8,7 @@
 
 #include "core/encoding.h"
 #include "search/gumbel.h"
+#include "search/leaf_material.h"
 
 namespace cz {
 
@@ -28,11 +29,13 @@ void Tree::reset(const Game& game) {
   noise_active_ = noise_wanted_ = false;
   gumbel_.active = gumbel_.wanted = false;
   target_ = 0;
+  leaf_material_.clear();
   clear_depths();
 }
 
 void Tree::advance(Move m, NodeArena& scratch) {
   assert(nodes_[0].inflight == 0);
+  leaf_material_.clear();
   const Node& root = nodes_[0];
   uint32_t child = kNoNode;
   if (root.first_child != kNoNode)
@@ -325,6 +328,10 @@ Traversal Tree::traverse(float* planes) {
         prove_up(idx);
       }
       nodes_[idx].state = NodeState::PENDING;
+      if (opt_.leaf_material > 0) {
+        const int m = quiescent_material(pos, opt_.leaf_material_depth);
+        leaf_material_.emplace_back(idx, std::tanh(float(m) / opt_.leaf_material_scale));
+      }
       encode(pos, reps, planes);
       note_depth();
       return {Traversal::LEAF, idx};
@@ -414,12 +421,24 @@ Backup Tree::apply(uint32_t leaf, const float* legal, const float* wdl, float mo
     std::copy(tmp, tmp + k, kids);
   }
   x.raw = std::clamp(wdl[0] - wdl[2], -1.0f, 1.0f);
+  if (opt_.leaf_material > 0) x.raw = blend_leaf_material(leaf, x.raw);
   x.state = NodeState::EXPANDED;
   if (leaf == 0 && noise_wanted_) make_noise();
   if (leaf == 0 && gumbel_.wanted) init_gumbel();
   if (leaf == 0 && draw_side_wanted_) set_draw_side(x.raw);
   if (opt_.proven_results && x.proven()) return {leaf, proven_value(x, depth_of(leaf)), end_plies(x)};
   return {leaf, x.raw, moves_left};
+}
+
+float Tree::blend_leaf_material(uint32_t leaf, float value) {
+  for (size_t i = leaf_material_.size(); i-- > 0;) {
+    if (leaf_material_[i].first != leaf) continue;
+    const float w = opt_.leaf_material, m = leaf_material_[i].second;
+    leaf_material_[i] = leaf_material_.back();
+    leaf_material_.pop_back();
+    return std::clamp((1.0f - w) * value + w * m, -1.0f, 1.0f);
+  }
+  return value;  // not traversed by this tree since its last reset: unreachable
 }
 
 int Tree::depth_of(uint32_t idx) const {

@@ -233,6 +233,8 @@ class Tree {
     return p.n > 0 ? std::max(0.0f, p.moves_left() - 1.0f) : float(x.plies);
   }
   void undo(uint32_t node);
+  // The value of `leaf` with its leaf material blended in (SearchOptions::leaf_material).
+  float blend_leaf_material(uint32_t leaf, float value);
   int depth_of(uint32_t node) const;  // plies from the root
   // The child a proven node's result comes from: the shortest win or draw, the longest loss.
   uint32_t proof_child(const Node& x) const;
@@ -260,6 +262,9 @@ class Tree {
   std::vector<float> noise_;      // root Dirichlet sample, one per root child
   std::vector<double> weights_;   // move-sampling weights (scratch)
   std::vector<Node> sort_scratch_;  // children being reordered by apply() (scratch)
+  // Leaf material values (tanh(m / scale)) of the leaves awaiting apply(),
+  // when SearchOptions::leaf_material is on.
+  std::vector<std::pair<uint32_t, float>> leaf_material_;
   struct GumbelRoot {             // per root child, in child order
     bool wanted = false;          // set up once the root is expanded
     bool active = false;          // set up for the current search

@@ -103,6 +103,7 @@ class RootRule(enum.Enum):
     PUCT = 0
     GUMBEL = 1
 
+def quiescent_material(fen: str, depth: int) -> int: ...
 def gumbel_halving_counts(budget: int, m: int) -> list[int]: ...
 def gumbel_improved_policy(
     raw: float, visits: list[float], prior: list[float], q: list[float], c_visit: float = 50.0, c_scale: float = 1.0
@@ -131,6 +132,9 @@ class SearchOptions:
     moves_left_cap: float
     moves_left_linear: float
     moves_left_quadratic: float
+    leaf_material: float
+    leaf_material_scale: float
+    leaf_material_depth: int
     def __init__(self, **fields: float | int | bool | RootRule) -> None: ...
     @staticmethod
     def self_play() -> SearchOptions: ...

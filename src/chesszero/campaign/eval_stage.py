@@ -67,12 +67,16 @@ def match_workers(setting: int, matches: int) -> int:
 
 
 def rate_model(campaign: Campaign, artifact: str, visits: int | None, out_dir: Path,
-               label: str, rungs: Sequence[str] | None = None, *, material_assist: float = 0.0) -> dict[str, Any]:
+               label: str, rungs: Sequence[str] | None = None, *, material_assist: float = 0.0,
+               leaf_material: float = 0.0, leaf_material_depth: int = 8) -> dict[str, Any]:
     """Plays `rungs` (default ``evaluate.rungs``); returns scores, material,
     conversion, the nearest-rung rating with its rung, and the joint rating.
     ``material_assist`` > 0 blends the material count into the search's leaf
-    values (:mod:`chesszero.search.assist`, ``selfplay.material_scale``): a
-    diagnostic of what the value head knows, never a campaign's evaluation."""
+    values (:mod:`chesszero.search.assist`, ``selfplay.material_scale``);
+    ``leaf_material`` > 0 blends the count after a captures-only quiescence
+    search of ``leaf_material_depth`` plies, in the tree
+    (``SearchOptions.leaf_material``, the same scale): diagnostics of what
+    the value head knows, never a campaign's evaluation."""
     from chesszero.evaluate.engine_player import EnginePlayer
     from chesszero.evaluate.joint_rating import joint_rating_of_matches
     from chesszero.evaluate.ladder import choose_rung, rung_player
@@ -87,10 +91,14 @@ def rate_model(campaign: Campaign, artifact: str, visits: int | None, out_dir: P
     session = with_material_assist(load_evaluator(artifact, backend=campaign.cfg.inference.backend, plain_onnx=False),
                                    material_assist, scale=campaign.cfg.selfplay.material_scale)
     names = list(ev.rungs if rungs is None else rungs)
+    options = evaluation_search(campaign.cfg)
+    options.leaf_material = leaf_material
+    options.leaf_material_depth = leaf_material_depth
+    options.leaf_material_scale = campaign.cfg.selfplay.material_scale
+    options.validate()
 
     def one(rung_name: str) -> MatchResult:
-        model = EnginePlayer(session, visits=visits, name=f"model-{label}",
-                             options=evaluation_search(campaign.cfg))
+        model = EnginePlayer(session, visits=visits, name=f"model-{label}", options=options)
         opponent = rung_player(table.rung(rung_name), seed=0, engines=2)
         try:
             return play_match(model, opponent, openings, max_plies=ev.ply_cap, event=f"{label} vs {rung_name}")

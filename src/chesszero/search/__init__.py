@@ -19,6 +19,7 @@ from chesszero.search.analysis import (
     RootRule,
     SearchOptions,
     analyse,
+    quiescent_material,
     root_rule,
     search_options,
 )
@@ -46,6 +47,7 @@ __all__ = [
     "TorchEvaluator",
     "UniformEvaluator",
     "analyse",
+    "quiescent_material",
     "root_rule",
     "search_options",
 ]

@@ -21,6 +21,8 @@ SearchOptions = _core.SearchOptions
 RootRule = _core.RootRule
 MoveChoice = _core.MoveChoice
 MoveChoiceOptions = _core.MoveChoiceOptions
+# Material lead (pawns) after a captures-only quiescence search: SearchOptions.leaf_material's measure.
+quiescent_material = _core.quiescent_material
 
 
 def root_rule(name: str | Any) -> Any:
@@ -209,6 +211,7 @@ def analyse(
 
 
 __all__ = [
+    "quiescent_material",
     "AnalysisResult",
     "RootRule",
     "root_rule",
