@@ -14,12 +14,17 @@ holds the searched player back, a material count should lift it.
 ``--leaf-material W ...`` does the same inside the tree with the count
 resolved by a captures-only quiescence search of ``--leaf-depth`` plies
 (``SearchOptions.leaf_material``): a piece left en prise then counts as lost.
+``--search KEY=YAML`` (repeatable) changes the evaluation search for this
+run only (keys of the recipe's ``search`` section, e.g. ``c_puct_eval=2.0``),
+on top of the campaign's own recipe and overrides; the match files then
+carry the changes in their names.
 Matches are written under ``--out`` (PGN and JSON per match). Usage::
 
     python reports/visit_scaling.py ROOT NAME --visits 64 256 --rungs sf-n1-r10 sf-n1 --openings 20
     python reports/visit_scaling.py ROOT NAME --visits 64 256 --control --json scaling.json
     python reports/visit_scaling.py ROOT NAME --visits 64 --material-assist 0 0.3 --control
     python reports/visit_scaling.py ROOT NAME --visits 64 --leaf-material 0 0.3 --leaf-depth 8
+    python reports/visit_scaling.py ROOT NAME --visits 64 --search c_puct_eval=2.0 --search fpu_reduction=0.4
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import re
 import sys
 import time
 from pathlib import Path
@@ -54,6 +60,13 @@ _leaf_weight = _number(float, 0.0, 1.0, "leaf material weight must lie in [0, 1]
 _depth = _number(int, 0, 16, "leaf depth must lie in 0..16")
 
 
+def search_changes(items: list[str]) -> dict[str, object]:
+    """``["c_puct_eval=2"]`` -> ``{"search.c_puct_eval": 2}``; ConfigError names a malformed item."""
+    from chesszero.config.loader import parse_overrides
+
+    return {f"search.{key}": value for key, value in parse_overrides(items).items()}
+
+
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("root", type=Path, help="project root of the campaign (holds runs/NAME and data/)")
@@ -69,6 +82,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="in-tree quiescent material blend weights to play each budget with (default 0)")
     parser.add_argument("--leaf-depth", type=_depth, default=8,
                         help="captures-only quiescence plies of --leaf-material (default 8; 0: static count)")
+    parser.add_argument("--search", action="append", default=[], metavar="KEY=YAML",
+                        help="change the evaluation search for this run only (a key of the recipe's search section)")
     parser.add_argument("--model", type=Path, help="ONNX artifact (default: the campaign's active artifact)")
     parser.add_argument("--control", action="store_true", help="also rate the run's untrained initial artifact")
     parser.add_argument("--out", type=Path, help="folder for the matches (default: runs/NAME/visit_scaling)")
@@ -95,6 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     from chesszero.campaign.context import Campaign
     from chesszero.campaign.eval_stage import rate_model
+    from chesszero.campaign.search_settings import evaluation_search
     from chesszero.config import ConfigError
     from chesszero.evaluate.ladder import LadderTable
 
@@ -104,6 +120,14 @@ def main(argv: list[str] | None = None) -> int:
             raise ValueError(f"{state_file} does not exist: not a campaign of {args.root}")
         preset = json.loads(state_file.read_text())["preset"]
         campaign = Campaign.open(args.root, args.name, preset=preset)
+        changes = search_changes(args.search)
+        if changes:  # the campaign's own recipe and overrides, then this run's search changes
+            from chesszero.config import load_config
+
+            campaign.cfg = load_config(args.root / "params.yaml", preset=preset,
+                                       overrides={**campaign.overrides, **changes})
+            evaluation_search(campaign.cfg)  # a bad value stops here, before any game
+        changed = "".join(f"-{key.removeprefix('search.')}={value}" for key, value in changes.items())
         ladder = LadderTable.load(args.root / "data" / "ladder.json")
         for rung in args.rungs:
             ladder.rating(rung)  # an unknown or uncalibrated rung stops here, before any game
@@ -116,18 +140,19 @@ def main(argv: list[str] | None = None) -> int:
             for visits in args.visits:
                 for weight, leaf in itertools.product(args.material_assist, args.leaf_material):
                     started = time.monotonic()
-                    tag = (f"{label}-v{visits}" + (f"-m{weight:g}" if weight else "")
+                    tag = (f"{label}-v{visits}" + re.sub(r"[^A-Za-z0-9_.=-]+", "", changed) + (f"-m{weight:g}" if weight else "")
                            + (f"-q{leaf:g}d{args.leaf_depth}" if leaf else ""))
                     rated = rate_model(campaign, str(artifact), visits, out, tag, args.rungs,
                                        material_assist=weight, leaf_material=leaf, leaf_material_depth=args.leaf_depth)
                     joint = rated["joint"]
                     scores = ", ".join(f"{rung} {score:.3f}" for rung, score in rated["scores"].items())
-                    assist = (f", material assist {weight:g}" if weight else "") + (
+                    assist = "".join(f", {key.removeprefix('search.')} {value}" for key, value in changes.items())
+                    assist += (f", material assist {weight:g}" if weight else "") + (
                         f", leaf material {leaf:g} at depth {args.leaf_depth}" if leaf else "")
                     print(f"{label} at {visits} visits{assist}: {joint.describe()}; {scores} "
                           f"({time.monotonic() - started:.0f} s)", flush=True)
                     results.append({"arm": label, "artifact": str(artifact), "visits": visits,
-                                    "material_assist": weight, "leaf_material": leaf,
+                                    "search_changes": changes, "material_assist": weight, "leaf_material": leaf,
                                     "leaf_depth": args.leaf_depth, "scores": rated["scores"],
                                     "joint": joint.to_dict(), "seconds": round(time.monotonic() - started, 1)})
     except (ValueError, KeyError, FileNotFoundError, ConfigError) as exc:

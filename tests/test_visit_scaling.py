@@ -63,6 +63,8 @@ def test_each_arm_at_each_budget_is_rated_on_the_named_rungs(root: Path, tmp_pat
     (["--visits", "0"], "argument --visits: visits must be at least 1, got 0"),
     (["--openings", "x"], "argument --openings: not an integer: 'x'"),
     (["--rungs", "random", "nope"], "visit_scaling: no rung named 'nope'"),
+    (["--search", "c_puct_eval=-1"], "c_puct_eval"),
+    (["--search", "c_puct_eval"], "c_puct_eval"),
 ])
 def test_bad_arguments_are_refused_by_name_before_any_game(root: Path, args: list[str], message: str) -> None:
     done = run(str(root), "demo", *args)
@@ -115,3 +117,19 @@ def test_leaf_material_arms_play_each_budget_again(root: Path, tmp_path: Path) -
     assert moves("-q1d0") == moves("-m1")
     bad = run(str(root), "demo", "--leaf-depth", "17")
     assert bad.returncode == 2 and "leaf depth must lie in 0..16, got 17" in bad.stderr
+
+
+def test_search_changes_apply_to_this_run_only(root: Path, tmp_path: Path) -> None:
+    games, out = tmp_path / "games", tmp_path / "changed.json"
+    for extra in ([], ["--search", "c_puct_eval=8.0", "--json", str(out)]):
+        done = run(str(root), "demo", "--visits", "8", "--rungs", "greedy", "--openings", "1", "--out", str(games),
+                   *extra)
+        assert done.returncode == 0, done.stderr[-3000:]
+    assert "final at 8 visits, c_puct_eval 8.0:" in done.stdout
+    assert json.loads(out.read_text())["results"][0]["search_changes"] == {"search.c_puct_eval": 8.0}
+
+    def moves(tag: str) -> list[str]:
+        pgn = games / f"final-v8{tag}_vs_greedy.pgn"
+        return [line for line in pgn.read_text().splitlines() if line and not line.startswith("[")]
+
+    assert moves("") and moves("") != moves("-c_puct_eval=8.0")
