@@ -66,13 +66,13 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 def search_changes(items: list[str]) -> dict[str, object]:
     """``["root=puct"]`` -> ``{"search.root": "puct"}``; ValueError names a malformed item."""
-    from chesszero.config.loader import ConfigError, parse_overrides
+    from chesszero.campaign.search_settings import search_overrides
+    from chesszero.config.loader import ConfigError
 
     try:
-        changes = parse_overrides(items)
+        return search_overrides(items)
     except ConfigError as exc:
         raise ValueError(f"--search: {exc}") from None
-    return {f"search.{key}": value for key, value in changes.items()}
 
 
 def suffix(changes: dict[str, object], tag: str | None) -> str:

@@ -60,13 +60,6 @@ _leaf_weight = _number(float, 0.0, 1.0, "leaf material weight must lie in [0, 1]
 _depth = _number(int, 0, 16, "leaf depth must lie in 0..16")
 
 
-def search_changes(items: list[str]) -> dict[str, object]:
-    """``["c_puct_eval=2"]`` -> ``{"search.c_puct_eval": 2}``; ConfigError names a malformed item."""
-    from chesszero.config.loader import parse_overrides
-
-    return {f"search.{key}": value for key, value in parse_overrides(items).items()}
-
-
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("root", type=Path, help="project root of the campaign (holds runs/NAME and data/)")
@@ -110,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     from chesszero.campaign.context import Campaign
     from chesszero.campaign.eval_stage import rate_model
-    from chesszero.campaign.search_settings import evaluation_search
+    from chesszero.campaign.search_settings import evaluation_search, search_overrides
     from chesszero.config import ConfigError
     from chesszero.evaluate.ladder import LadderTable
 
@@ -120,14 +113,15 @@ def main(argv: list[str] | None = None) -> int:
             raise ValueError(f"{state_file} does not exist: not a campaign of {args.root}")
         preset = json.loads(state_file.read_text())["preset"]
         campaign = Campaign.open(args.root, args.name, preset=preset)
-        changes = search_changes(args.search)
+        changes = search_overrides(args.search)
         if changes:  # the campaign's own recipe and overrides, then this run's search changes
             from chesszero.config import load_config
 
             campaign.cfg = load_config(args.root / "params.yaml", preset=preset,
                                        overrides={**campaign.overrides, **changes})
             evaluation_search(campaign.cfg)  # a bad value stops here, before any game
-        changed = "".join(f"-{key.removeprefix('search.')}={value}" for key, value in changes.items())
+        changed = re.sub(r"[^A-Za-z0-9_.=-]+", "",  # a file-name part: the changes, safe characters only
+                         "".join(f"-{key.removeprefix('search.')}={value}" for key, value in changes.items()))
         ladder = LadderTable.load(args.root / "data" / "ladder.json")
         for rung in args.rungs:
             ladder.rating(rung)  # an unknown or uncalibrated rung stops here, before any game
@@ -140,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
             for visits in args.visits:
                 for weight, leaf in itertools.product(args.material_assist, args.leaf_material):
                     started = time.monotonic()
-                    tag = (f"{label}-v{visits}" + re.sub(r"[^A-Za-z0-9_.=-]+", "", changed) + (f"-m{weight:g}" if weight else "")
+                    tag = (f"{label}-v{visits}{changed}" + (f"-m{weight:g}" if weight else "")
                            + (f"-q{leaf:g}d{args.leaf_depth}" if leaf else ""))
                     rated = rate_model(campaign, str(artifact), visits, out, tag, args.rungs,
                                        material_assist=weight, leaf_material=leaf, leaf_material_depth=args.leaf_depth)

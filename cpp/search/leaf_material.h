@@ -1,7 +1,7 @@
 // Search layer: the material count of a leaf, optionally resolved by a
 // captures-only quiescence search, as a value the tree can blend into the
-// network's (SearchOptions::leaf_material, a diagnostic and self-play lever
-// beside the Python material assist; weight 0, the paper's search, is off).
+// network's (SearchOptions::leaf_material: a diagnostic that evaluation
+// probes set, in no preset; weight 0, the paper's search, is off).
 //
 // quiescent_material(pos, depth) is the material balance (P 1, N 3, B 3,
 // R 5, Q 9 pawns) of the side to move after the best sequence of at most

@@ -37,6 +37,14 @@ def selfplay_search(cfg: Config) -> dict[str, Any]:
     }
 
 
+def search_overrides(items: list[str]) -> dict[str, Any]:
+    """``["root=puct"]`` -> ``{"search.root": "puct"}``: ``KEY=YAML`` changes of the
+    recipe's search section as dotted overrides; ConfigError names a malformed item."""
+    from chesszero.config.loader import parse_overrides
+
+    return {f"search.{key}": value for key, value in parse_overrides(items).items()}
+
+
 def moves_left_fields(cfg: Config) -> dict[str, float]:
     """The moves-left utility's ``SearchOptions`` fields (self-play and evaluation alike)."""
     m = cfg.search.moves_left
