@@ -54,6 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.outcomes and not args.shards:
         parser.error("--outcomes needs --shards (the outcome targets of the run's own rows)")
 
+    from rich.console import Console
     from rich.progress import track
 
     from chesszero.evaluate.mate_recall import latest_artifact, shard_paths
@@ -76,8 +77,9 @@ def main(argv: list[str] | None = None) -> int:
                                       skip_plies=args.skip_plies, seed=args.seed)
         if not positions:
             raise ValueError("no positions to probe (check --shards, or --pgn and --player)")
-        labelled = label_positions(track(positions, description=f"Stockfish depth {args.depth}"),
-                                   depth=args.depth)
+        progress = track(positions, description=f"Stockfish depth {args.depth}",
+                         console=Console(stderr=True))  # stdout carries the measures
+        labelled = label_positions(progress, depth=args.depth)
         models = {} if args.no_control else {"initial (control)": args.run / "artifacts" / "initial" / "int8.onnx"}
         for g in args.generations:
             path = latest_artifact(args.run, g)

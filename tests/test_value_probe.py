@@ -197,7 +197,9 @@ def test_script_scores_material_control_and_generations(tmp_path, capsys):
     assert saved["models"]["gen_0003"].endswith("gen_0003/int8.onnx")  # the newest at or before 5
     assert [f["name"] for f in saved["fits"]] == ["material tanh(pawns / 5)", "initial (control)", "gen_0003"]
     assert all(f["positions"] == 4 for f in saved["fits"])
-    assert "4 positions, Stockfish depth 4" in capsys.readouterr().out
+    printed = capsys.readouterr()
+    assert "4 positions, Stockfish depth 4" in printed.out
+    assert "━" not in printed.out  # the progress bar goes to stderr, the measures to stdout
     assert main([str(run), "--pgn", str(pgn), "--player", "nobody"]) == 2
     assert "no positions to probe" in capsys.readouterr().err
     with pytest.raises(SystemExit):
